@@ -1,0 +1,85 @@
+# Finds MPI, parallel HDF5, Kokkos, a CPU BLAS, CLI11 and toml++ and exposes
+# each as a target that our code links: zeropp::kokkos, zeropp::hdf5,
+# zeropp::blas, zeropp::toml, MPI::MPI_CXX, CLI11::CLI11.
+
+# --- MPI (MPICH; Cray MPICH on Crays) ---------------------------------------
+find_package(MPI REQUIRED COMPONENTS C CXX)
+
+# --- Kokkos -----------------------------------------------------------------
+# Debian's Trilinos-built Kokkos 3.4 exports Kokkos::kokkos with an include
+# directory (<prefix>/include) that does not hold its headers. There we wrap
+# Kokkos_INCLUDE_DIRS / Kokkos_LIBRARIES ourselves; a proper Kokkos install
+# (3.4+ or 4.x, possibly CUDA-enabled) is used through its own target.
+find_package(Kokkos 3.4 REQUIRED)
+add_library(zeropp_kokkos INTERFACE)
+add_library(zeropp::kokkos ALIAS zeropp_kokkos)
+set(_kokkos_sane TRUE)
+if(TARGET Kokkos::kokkos)
+  get_target_property(_kk_inc Kokkos::kokkos INTERFACE_INCLUDE_DIRECTORIES)
+  if(_kk_inc)
+    foreach(_d IN LISTS _kk_inc)
+      if(NOT _d MATCHES "\\$<" AND NOT EXISTS "${_d}/Kokkos_Core.hpp")
+        set(_kokkos_sane FALSE)
+      endif()
+    endforeach()
+  endif()
+else()
+  set(_kokkos_sane FALSE)
+endif()
+if(_kokkos_sane)
+  target_link_libraries(zeropp_kokkos INTERFACE Kokkos::kokkos)
+  message(STATUS "Kokkos ${Kokkos_VERSION}: using Kokkos::kokkos")
+else()
+  if(NOT Kokkos_INCLUDE_DIRS OR NOT Kokkos_LIBRARIES)
+    message(FATAL_ERROR "Kokkos found but neither a usable Kokkos::kokkos target nor Kokkos_INCLUDE_DIRS/Kokkos_LIBRARIES")
+  endif()
+  target_include_directories(zeropp_kokkos SYSTEM INTERFACE ${Kokkos_INCLUDE_DIRS})
+  target_link_libraries(zeropp_kokkos INTERFACE ${Kokkos_LIBRARIES} ${Kokkos_TPL_LIBRARIES})
+  message(STATUS "Kokkos ${Kokkos_VERSION}: wrapping Kokkos_INCLUDE_DIRS (${Kokkos_INCLUDE_DIRS})")
+endif()
+
+# --- parallel HDF5 ----------------------------------------------------------
+# FindHDF5 picks the serial flavour when libhdf5-dev is installed too: point
+# it at the MPICH flavour first, then refuse anything without H5_HAVE_PARALLEL.
+set(HDF5_PREFER_PARALLEL TRUE)
+if(NOT HDF5_C_COMPILER_EXECUTABLE AND EXISTS /usr/bin/h5pcc.mpich)
+  set(HDF5_C_COMPILER_EXECUTABLE /usr/bin/h5pcc.mpich)
+endif()
+find_package(HDF5 REQUIRED COMPONENTS C)
+include(CheckSymbolExists)
+set(CMAKE_REQUIRED_INCLUDES ${HDF5_INCLUDE_DIRS} ${MPI_C_INCLUDE_DIRS})
+check_symbol_exists(H5_HAVE_PARALLEL "H5pubconf.h" ZEROPP_HDF5_PARALLEL)
+unset(CMAKE_REQUIRED_INCLUDES)
+if(NOT ZEROPP_HDF5_PARALLEL)
+  message(FATAL_ERROR "HDF5 at ${HDF5_INCLUDE_DIRS} is not parallel (H5_HAVE_PARALLEL unset); "
+                      "install libhdf5-mpich-dev or set HDF5_C_COMPILER_EXECUTABLE to a parallel h5pcc")
+endif()
+add_library(zeropp_hdf5 INTERFACE)
+add_library(zeropp::hdf5 ALIAS zeropp_hdf5)
+target_include_directories(zeropp_hdf5 SYSTEM INTERFACE ${HDF5_INCLUDE_DIRS})
+target_link_libraries(zeropp_hdf5 INTERFACE ${HDF5_LIBRARIES} MPI::MPI_C)
+target_compile_definitions(zeropp_hdf5 INTERFACE ${HDF5_DEFINITIONS})
+
+# --- CPU BLAS (CBLAS interface) ---------------------------------------------
+set(BLA_VENDOR OpenBLAS CACHE STRING "BLAS vendor (OpenBLAS, FLAME for BLIS, ...)")
+find_package(BLAS REQUIRED)
+find_path(ZEROPP_CBLAS_INCLUDE cblas.h
+  PATHS /usr/include/x86_64-linux-gnu/openblas-pthread /usr/include/x86_64-linux-gnu /usr/include
+  PATH_SUFFIXES openblas blis)
+if(NOT ZEROPP_CBLAS_INCLUDE)
+  message(FATAL_ERROR "cblas.h not found; install libopenblas-dev")
+endif()
+add_library(zeropp_blas INTERFACE)
+add_library(zeropp::blas ALIAS zeropp_blas)
+target_include_directories(zeropp_blas SYSTEM INTERFACE ${ZEROPP_CBLAS_INCLUDE})
+target_link_libraries(zeropp_blas INTERFACE ${BLAS_LIBRARIES})
+if(BLA_VENDOR STREQUAL "OpenBLAS")
+  target_compile_definitions(zeropp_blas INTERFACE ZEROPP_BLAS_OPENBLAS)
+endif()
+
+# --- CLI11 and toml++ -------------------------------------------------------
+find_package(CLI11 REQUIRED)
+find_package(tomlplusplus REQUIRED)
+add_library(zeropp_toml INTERFACE)
+add_library(zeropp::toml ALIAS zeropp_toml)
+target_link_libraries(zeropp_toml INTERFACE tomlplusplus::tomlplusplus)

@@ -1,0 +1,69 @@
+#include "kernels/gemm.hpp"
+
+#include <cblas.h>
+
+namespace zeropp {
+
+namespace {
+CBLAS_TRANSPOSE cb(Trans t) { return t == Trans::N ? CblasNoTrans : CblasTrans; }
+
+void blas_gemm(Trans ta, Trans tb, int M, int N, int K, float alpha, const float* A, int lda,
+               const float* B, int ldb, float beta, float* C, int ldc) {
+  cblas_sgemm(CblasRowMajor, cb(ta), cb(tb), M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+void blas_gemm(Trans ta, Trans tb, int M, int N, int K, double alpha, const double* A, int lda,
+               const double* B, int ldb, double beta, double* C, int ldc) {
+  cblas_dgemm(CblasRowMajor, cb(ta), cb(tb), M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+}  // namespace
+
+template <class T>
+void gemm(Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb,
+          T beta, T* C, int ldc) {
+  if (M == 0 || N == 0) return;
+  blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+template <class T>
+void gemm_strided_batched(Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A, int lda,
+                          int64_t strideA, const T* B, int ldb, int64_t strideB, T beta, T* C, int ldc,
+                          int64_t strideC, int batch) {
+  for (int i = 0; i < batch; ++i)
+    gemm(ta, tb, M, N, K, alpha, A + i * strideA, lda, B + i * strideB, ldb, beta, C + i * strideC, ldc);
+}
+
+template <class T>
+void gemm_reference(Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B,
+                    int ldb, T beta, T* C, int ldc) {
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double acc = 0;
+      for (int k = 0; k < K; ++k) {
+        const T a = ta == Trans::N ? A[int64_t(i) * lda + k] : A[int64_t(k) * lda + i];
+        const T b = tb == Trans::N ? B[int64_t(k) * ldb + j] : B[int64_t(j) * ldb + k];
+        acc += double(a) * double(b);
+      }
+      T& c = C[int64_t(i) * ldc + j];
+      c = T(alpha * acc + (beta == T(0) ? T(0) : beta * c));
+    }
+}
+
+std::string gemm_backend_name() {
+#ifdef ZEROPP_BLAS_OPENBLAS
+  return std::string(openblas_get_config()) + " (" + std::to_string(openblas_get_num_threads()) +
+         " threads)";
+#else
+  return "CBLAS";
+#endif
+}
+
+#define ZEROPP_INSTANTIATE_GEMM(T)                                                                   \
+  template void gemm<T>(Trans, Trans, int, int, int, T, const T*, int, const T*, int, T, T*, int);   \
+  template void gemm_strided_batched<T>(Trans, Trans, int, int, int, T, const T*, int, int64_t,      \
+                                        const T*, int, int64_t, T, T*, int, int64_t, int);           \
+  template void gemm_reference<T>(Trans, Trans, int, int, int, T, const T*, int, const T*, int, T,   \
+                                  T*, int);
+ZEROPP_INSTANTIATE_GEMM(float)
+ZEROPP_INSTANTIATE_GEMM(double)
+
+}  // namespace zeropp

@@ -1,0 +1,44 @@
+#include "src/errors.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace zeropp {
+
+int world_rank() {
+  int init = 0, fin = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  if (!init || fin) return -1;
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+void fatal(const char* what, const char* file, int line, const std::string& detail) {
+  std::fprintf(stderr, "zeropp: rank %d: %s failed at %s:%d: %s\n", world_rank(), what, file, line,
+               detail.c_str());
+  std::fflush(stderr);
+  if (world_rank() >= 0) MPI_Abort(MPI_COMM_WORLD, kExitError);
+  std::abort();
+}
+
+void agree_on_error(MPI_Comm comm, const std::optional<std::string>& error) {
+  int rank = 0;
+  ZCHECK_MPI(MPI_Comm_rank(comm, &rank));
+  int size = 0;
+  ZCHECK_MPI(MPI_Comm_size(comm, &size));
+  const int mine = error ? rank : size;
+  int first = size;
+  ZCHECK_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+  if (first == size) return;
+  int len = rank == first ? int(error->size()) : 0;
+  ZCHECK_MPI(MPI_Bcast(&len, 1, MPI_INT, first, comm));
+  std::vector<char> msg(size_t(len) + 1, '\0');
+  if (rank == first) std::memcpy(msg.data(), error->data(), size_t(len));
+  ZCHECK_MPI(MPI_Bcast(msg.data(), len, MPI_CHAR, first, comm));
+  throw Error(std::string(msg.data(), size_t(len)));
+}
+
+}  // namespace zeropp

@@ -1,0 +1,78 @@
+// Errors: one exception type for bad input, and checked MPI/HDF5 calls.
+//
+// Bad input (deck, command line, data, checkpoint) throws zeropp::Error with a
+// one-line message naming the file, key or value. agree_on_error() turns a
+// failure on any rank into the same Error on every rank, so no rank is left
+// waiting in a collective. Library calls that fail unexpectedly abort the job
+// with file:line and the rank.
+#pragma once
+
+#include <mpi.h>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace zeropp {
+
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Exit statuses of the zeropp binary (documented in README.md).
+enum ExitStatus : int { kExitOk = 0, kExitError = 1, kExitUsage = 2 };
+
+// Rank in MPI_COMM_WORLD, or -1 before MPI_Init.
+int world_rank();
+
+// Prints "zeropp: rank R: <what> failed at file:line: <detail>" and aborts.
+[[noreturn]] void fatal(const char* what, const char* file, int line, const std::string& detail);
+
+// Collective over `comm`: if any rank passes an error message, every rank
+// throws Error with the message of the lowest failing rank.
+void agree_on_error(MPI_Comm comm, const std::optional<std::string>& error);
+
+// Runs f() on every rank and calls agree_on_error with what it threw.
+template <class F>
+auto collectively(MPI_Comm comm, F&& f) {
+  std::optional<std::string> err;
+  using R = decltype(f());
+  if constexpr (std::is_void_v<R>) {
+    try {
+      f();
+    } catch (const Error& e) {
+      err = e.what();
+    }
+    agree_on_error(comm, err);
+  } else {
+    R r{};
+    try {
+      r = f();
+    } catch (const Error& e) {
+      err = e.what();
+    }
+    agree_on_error(comm, err);
+    return r;
+  }
+}
+
+}  // namespace zeropp
+
+#define ZCHECK_MPI(call)                                                                   \
+  do {                                                                                     \
+    const int zeropp_rc_ = (call);                                                         \
+    if (zeropp_rc_ != MPI_SUCCESS) {                                                       \
+      char zeropp_msg_[MPI_MAX_ERROR_STRING];                                              \
+      int zeropp_len_ = 0;                                                                 \
+      MPI_Error_string(zeropp_rc_, zeropp_msg_, &zeropp_len_);                             \
+      ::zeropp::fatal(#call, __FILE__, __LINE__, std::string(zeropp_msg_, zeropp_len_));   \
+    }                                                                                      \
+  } while (0)
+
+// HDF5 calls return a negative value on failure.
+#define ZCHECK_H5(call)                                                                    \
+  ([&]() {                                                                                 \
+    auto zeropp_r_ = (call);                                                               \
+    if (zeropp_r_ < 0) ::zeropp::fatal(#call, __FILE__, __LINE__, "HDF5 returned an error"); \
+    return zeropp_r_;                                                                      \
+  }())
