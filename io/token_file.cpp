@@ -1,1 +1,156 @@
-// placeholder: being written
+// Reading (mmap) and atomic writing of llm.c token files; see token_file.hpp.
+#include "io/token_file.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "src/errors.hpp"
+
+// The body is used in place as uint16_t: that needs a little-endian host
+// (x86-64, aarch64, every machine we target).
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "io/token_file.cpp assumes a little-endian host"
+#endif
+
+namespace zeropp {
+
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw Error("token file " + path + ": " + what);
+}
+
+// Closes a descriptor on every path out of the constructor.
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+TokenFile::TokenFile(const std::string& path) : path_(path) {
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) fail(path, "cannot open: " + errno_text());
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) fail(path, "cannot stat: " + errno_text());
+  if (!S_ISREG(st.st_mode)) fail(path, "not a regular file");
+  const auto bytes = static_cast<std::size_t>(st.st_size);
+  if (bytes < kTokenFileHeaderBytes) {
+    fail(path, "truncated: " + std::to_string(bytes) + " bytes, shorter than the " +
+                   std::to_string(kTokenFileHeaderBytes) + "-byte header");
+  }
+  void* m = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, f.fd, 0);
+  if (m == MAP_FAILED) fail(path, "cannot map: " + errno_text());
+  map_ = m;
+  map_bytes_ = bytes;
+  // From here on the destructor will not run if we throw: release by hand.
+  try {
+    int32_t header[3];
+    std::memcpy(header, map_, sizeof header);
+    if (header[0] != kTokenFileMagic) {
+      fail(path, "wrong magic " + std::to_string(header[0]) + ", expected " +
+                     std::to_string(kTokenFileMagic) + " (not an llm.c token file)");
+    }
+    if (header[1] != kTokenFileVersion) {
+      fail(path, "unsupported version " + std::to_string(header[1]) + ", expected " +
+                     std::to_string(kTokenFileVersion));
+    }
+    if (header[2] < 0) fail(path, "negative token count " + std::to_string(header[2]) + " in the header");
+    count_ = header[2];
+    const std::size_t want = kTokenFileHeaderBytes + std::size_t(count_) * sizeof(uint16_t);
+    if (bytes < want) {
+      fail(path, "truncated: header says " + std::to_string(count_) + " tokens (" + std::to_string(want) +
+                     " bytes) but the file has " + std::to_string(bytes) + " bytes");
+    }
+    if (bytes > want) {
+      fail(path, "header says " + std::to_string(count_) + " tokens (" + std::to_string(want) +
+                     " bytes) but the file has " + std::to_string(bytes) + " bytes (trailing data)");
+    }
+    tokens_ = reinterpret_cast<const uint16_t*>(static_cast<const char*>(map_) + kTokenFileHeaderBytes);
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+TokenFile::~TokenFile() { release(); }
+
+TokenFile::TokenFile(TokenFile&& other) noexcept { *this = std::move(other); }
+
+TokenFile& TokenFile::operator=(TokenFile&& other) noexcept {
+  if (this != &other) {
+    release();
+    path_ = std::move(other.path_);
+    map_ = std::exchange(other.map_, nullptr);
+    map_bytes_ = std::exchange(other.map_bytes_, 0);
+    tokens_ = std::exchange(other.tokens_, nullptr);
+    count_ = std::exchange(other.count_, 0);
+  }
+  return *this;
+}
+
+void TokenFile::release() {
+  if (map_) ::munmap(map_, map_bytes_);
+  map_ = nullptr;
+  map_bytes_ = 0;
+  tokens_ = nullptr;
+  count_ = 0;
+}
+
+void TokenFile::check_vocab(int64_t vocab_size) const {
+  for (int64_t i = 0; i < count_; ++i) {
+    if (tokens_[i] >= vocab_size) {
+      fail(path_, "token id " + std::to_string(tokens_[i]) + " at position " + std::to_string(i) +
+                      " is outside the vocabulary (size " + std::to_string(vocab_size) + ")");
+    }
+  }
+}
+
+void write_token_file(const std::string& path, const uint16_t* tokens, std::size_t count) {
+  if (count > std::size_t(std::numeric_limits<int32_t>::max())) {
+    fail(path, std::to_string(count) + " tokens do not fit the format's int32 count");
+  }
+  int32_t header[kTokenFileHeaderInts] = {};
+  header[0] = kTokenFileMagic;
+  header[1] = kTokenFileVersion;
+  header[2] = static_cast<int32_t>(count);
+
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) fail(path, "cannot create " + tmp + ": " + errno_text());
+  bool ok = std::fwrite(header, sizeof header, 1, f) == 1;
+  if (ok && count > 0) ok = std::fwrite(tokens, sizeof(uint16_t), count, f) == count;
+  std::string write_err = ok ? "" : errno_text();
+  // fclose flushes: its failure (e.g. a full disk) is a write failure too.
+  if (std::fclose(f) != 0 && ok) {
+    ok = false;
+    write_err = errno_text();
+  }
+  if (!ok) {
+    std::remove(tmp.c_str());
+    fail(path, "cannot write " + tmp + ": " + write_err);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string err = errno_text();
+    std::remove(tmp.c_str());
+    fail(path, "cannot rename " + tmp + " into place: " + err);
+  }
+}
+
+void write_token_file(const std::string& path, const std::vector<uint16_t>& tokens) {
+  write_token_file(path, tokens.data(), tokens.size());
+}
+
+}  // namespace zeropp

@@ -1,1 +1,166 @@
-// placeholder: being written
+#include "kernels/attention.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/gemm.hpp"
+
+namespace zeropp {
+
+template <class T>
+void attention_forward(Vec<T> out, Vec<T> preatt, Vec<T> att, CVec<T> qkv, int B, int Tn, int C, int NH) {
+  const int hs = C / NH;
+  const int64_t C3 = 3 * int64_t(C);
+  const int64_t TT = int64_t(Tn) * Tn;
+  const T scale = T(1) / std::sqrt(T(hs));
+  for (int b = 0; b < B; ++b) {
+    const T* q = qkv.data() + b * Tn * C3;
+    gemm_strided_batched<T>(Trans::N, Trans::T, Tn, Tn, hs, scale, q, int(C3), hs, q + C, int(C3), hs, T(0),
+                            preatt.data() + b * NH * TT, Tn, TT, NH);
+  }
+  const T* pre = preatt.data();
+  T* a = att.data();
+  Kokkos::parallel_for(
+      "attention_softmax", Range(0, int64_t(B) * NH * Tn), KOKKOS_LAMBDA(const int64_t row) {
+        const int t = int(row % Tn);
+        const T* p = pre + row * Tn;
+        T* ar = a + row * Tn;
+        T maxv = p[0];
+        for (int t2 = 1; t2 <= t; ++t2) maxv = p[t2] > maxv ? p[t2] : maxv;
+        T sum = 0;
+        for (int t2 = 0; t2 <= t; ++t2) {
+          ar[t2] = Kokkos::Experimental::exp(p[t2] - maxv);
+          sum += ar[t2];
+        }
+        const T inv = T(1) / sum;
+        for (int t2 = 0; t2 <= t; ++t2) ar[t2] *= inv;
+        for (int t2 = t + 1; t2 < Tn; ++t2) ar[t2] = T(0);
+      });
+  for (int b = 0; b < B; ++b) {
+    const T* v = qkv.data() + b * Tn * C3 + 2 * C;
+    gemm_strided_batched<T>(Trans::N, Trans::N, Tn, hs, Tn, T(1), att.data() + b * NH * TT, Tn, TT, v,
+                            int(C3), hs, T(0), out.data() + int64_t(b) * Tn * C, C, hs, NH);
+  }
+}
+
+template <class T>
+void attention_backward(Vec<T> dqkv, Vec<T> dpreatt, Vec<T> datt, CVec<T> dout, CVec<T> qkv, CVec<T> att,
+                        int B, int Tn, int C, int NH) {
+  const int hs = C / NH;
+  const int64_t C3 = 3 * int64_t(C);
+  const int64_t TT = int64_t(Tn) * Tn;
+  const T scale = T(1) / std::sqrt(T(hs));
+  for (int b = 0; b < B; ++b) {
+    const T* dy = dout.data() + int64_t(b) * Tn * C;
+    const T* v = qkv.data() + b * Tn * C3 + 2 * C;
+    gemm_strided_batched<T>(Trans::N, Trans::T, Tn, Tn, hs, T(1), dy, C, hs, v, int(C3), hs, T(0),
+                            datt.data() + b * NH * TT, Tn, TT, NH);
+    gemm_strided_batched<T>(Trans::T, Trans::N, Tn, hs, Tn, T(1), att.data() + b * NH * TT, Tn, TT, dy, C,
+                            hs, T(1), dqkv.data() + b * Tn * C3 + 2 * C, int(C3), hs, NH);
+  }
+  const T* a = att.data();
+  const T* da = datt.data();
+  T* dp = dpreatt.data();
+  Kokkos::parallel_for(
+      "attention_softmax_backward", Range(0, int64_t(B) * NH * Tn), KOKKOS_LAMBDA(const int64_t row) {
+        const int t = int(row % Tn);
+        const T* ar = a + row * Tn;
+        const T* dar = da + row * Tn;
+        T* dpr = dp + row * Tn;
+        T dot = 0;
+        for (int t2 = 0; t2 <= t; ++t2) dot += ar[t2] * dar[t2];
+        for (int t2 = 0; t2 <= t; ++t2) dpr[t2] = scale * ar[t2] * (dar[t2] - dot);
+        for (int t2 = t + 1; t2 < Tn; ++t2) dpr[t2] = T(0);
+      });
+  for (int b = 0; b < B; ++b) {
+    const T* q = qkv.data() + b * Tn * C3;
+    T* dq = dqkv.data() + b * Tn * C3;
+    const T* dpb = dpreatt.data() + b * NH * TT;
+    gemm_strided_batched<T>(Trans::N, Trans::N, Tn, hs, Tn, T(1), dpb, Tn, TT, q + C, int(C3), hs, T(1), dq,
+                            int(C3), hs, NH);
+    gemm_strided_batched<T>(Trans::T, Trans::N, Tn, hs, Tn, T(1), dpb, Tn, TT, q, int(C3), hs, T(1), dq + C,
+                            int(C3), hs, NH);
+  }
+}
+
+template <class T>
+void attention_forward_reference(Vec<T> out, Vec<T> preatt, Vec<T> att, CVec<T> qkv, int B, int Tn, int C,
+                                 int NH) {
+  const int hs = C / NH;
+  const int64_t C3 = 3 * int64_t(C);
+  const T scale = T(1) / std::sqrt(T(hs));
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < NH; ++h)
+      for (int t = 0; t < Tn; ++t) {
+        const int64_t row = ((int64_t(b) * NH + h) * Tn + t) * Tn;
+        const int64_t qi = (int64_t(b) * Tn + t) * C3 + h * hs;
+        for (int t2 = 0; t2 < Tn; ++t2) {
+          const int64_t ki = (int64_t(b) * Tn + t2) * C3 + C + h * hs;
+          T dot = 0;
+          for (int i = 0; i < hs; ++i) dot += qkv(qi + i) * qkv(ki + i);
+          preatt(row + t2) = dot * scale;
+        }
+        T maxv = preatt(row);
+        for (int t2 = 1; t2 <= t; ++t2) maxv = std::max(maxv, preatt(row + t2));
+        T sum = 0;
+        for (int t2 = 0; t2 <= t; ++t2) sum += std::exp(preatt(row + t2) - maxv);
+        for (int t2 = 0; t2 < Tn; ++t2) att(row + t2) = t2 <= t ? std::exp(preatt(row + t2) - maxv) / sum : T(0);
+        const int64_t oi = (int64_t(b) * Tn + t) * C + h * hs;
+        for (int i = 0; i < hs; ++i) {
+          T acc = 0;
+          for (int t2 = 0; t2 <= t; ++t2)
+            acc += att(row + t2) * qkv((int64_t(b) * Tn + t2) * C3 + 2 * C + h * hs + i);
+          out(oi + i) = acc;
+        }
+      }
+}
+
+template <class T>
+void attention_backward_reference(Vec<T> dqkv, Vec<T> dpreatt, Vec<T> datt, CVec<T> dout, CVec<T> qkv,
+                                  CVec<T> att, int B, int Tn, int C, int NH) {
+  const int hs = C / NH;
+  const int64_t C3 = 3 * int64_t(C);
+  const T scale = T(1) / std::sqrt(T(hs));
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < NH; ++h)
+      for (int t = 0; t < Tn; ++t) {
+        const int64_t row = ((int64_t(b) * NH + h) * Tn + t) * Tn;
+        const int64_t oi = (int64_t(b) * Tn + t) * C + h * hs;
+        // out = att · v
+        for (int t2 = 0; t2 < Tn; ++t2) {
+          const int64_t vi = (int64_t(b) * Tn + t2) * C3 + 2 * C + h * hs;
+          T acc = 0;
+          for (int i = 0; i < hs; ++i) {
+            acc += dout(oi + i) * qkv(vi + i);
+            dqkv(vi + i) += att(row + t2) * dout(oi + i);
+          }
+          datt(row + t2) = acc;
+        }
+        // softmax
+        T dot = 0;
+        for (int t2 = 0; t2 <= t; ++t2) dot += att(row + t2) * datt(row + t2);
+        for (int t2 = 0; t2 < Tn; ++t2)
+          dpreatt(row + t2) = t2 <= t ? scale * att(row + t2) * (datt(row + t2) - dot) : T(0);
+        // preatt = scale * q · k^T (scale already folded into dpreatt)
+        const int64_t qi = (int64_t(b) * Tn + t) * C3 + h * hs;
+        for (int t2 = 0; t2 <= t; ++t2) {
+          const int64_t ki = (int64_t(b) * Tn + t2) * C3 + C + h * hs;
+          for (int i = 0; i < hs; ++i) {
+            dqkv(qi + i) += dpreatt(row + t2) * qkv(ki + i);
+            dqkv(ki + i) += dpreatt(row + t2) * qkv(qi + i);
+          }
+        }
+      }
+}
+
+#define ZEROPP_INSTANTIATE_ATTENTION(T)                                                                   \
+  template void attention_forward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, int, int, int, int);                \
+  template void attention_backward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int,   \
+                                      int);                                                               \
+  template void attention_forward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, int, int, int, int);      \
+  template void attention_backward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int,   \
+                                                int, int, int);
+ZEROPP_INSTANTIATE_ATTENTION(float)
+ZEROPP_INSTANTIATE_ATTENTION(double)
+
+}  // namespace zeropp

@@ -1,1 +1,92 @@
-// placeholder: being written
+#include "kernels/crossentropy.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace zeropp {
+
+template <class T>
+void softmax_crossentropy_forward(Vec<T> probs, Vec<T> losses, CVec<T> logits, CVec<int32_t> targets, int N,
+                                  int V) {
+  T* p = probs.data();
+  T* loss = losses.data();
+  const T* l = logits.data();
+  const int32_t* tgt = targets.data();
+  const bool has_targets = targets.size() > 0;
+  Kokkos::parallel_for(
+      "softmax_crossentropy_forward", Range(0, N), KOKKOS_LAMBDA(const int64_t n) {
+        const T* lr = l + n * V;
+        T* pr = p + n * V;
+        // Read before the row is overwritten when probs aliases logits.
+        const T target_logit = has_targets ? lr[tgt[n]] : T(0);
+        T maxv = lr[0];
+        for (int i = 1; i < V; ++i) maxv = lr[i] > maxv ? lr[i] : maxv;
+        T sum = 0;
+        for (int i = 0; i < V; ++i) {
+          const T e = Kokkos::Experimental::exp(lr[i] - maxv);
+          pr[i] = e;
+          sum += e;
+        }
+        const T inv = T(1) / sum;
+        for (int i = 0; i < V; ++i) pr[i] *= inv;
+        if (has_targets) loss[n] = Kokkos::Experimental::log(sum) - (target_logit - maxv);
+      });
+}
+
+template <class T>
+void softmax_crossentropy_backward(Vec<T> dlogits, CVec<T> probs, CVec<int32_t> targets, T dloss, int N,
+                                   int V) {
+  T* dl = dlogits.data();
+  const T* p = probs.data();
+  const int32_t* tgt = targets.data();
+  const bool in_place = dl == p;
+  Kokkos::parallel_for(
+      "softmax_crossentropy_backward", Range(0, N), KOKKOS_LAMBDA(const int64_t n) {
+        T* dlr = dl + n * V;
+        const T* pr = p + n * V;
+        // Two loops rather than a branch per element, so each vectorises.
+        if (in_place)
+          for (int i = 0; i < V; ++i) dlr[i] = dloss * pr[i];
+        else
+          for (int i = 0; i < V; ++i) dlr[i] += dloss * pr[i];
+        dlr[tgt[n]] -= dloss;
+      });
+}
+
+template <class T>
+void softmax_crossentropy_forward_reference(Vec<T> probs, Vec<T> losses, CVec<T> logits,
+                                            CVec<int32_t> targets, int N, int V) {
+  for (int64_t n = 0; n < N; ++n) {
+    T maxv = logits(n * V);
+    for (int i = 1; i < V; ++i) maxv = std::max(maxv, logits(n * V + i));
+    T sum = 0;
+    for (int i = 0; i < V; ++i) {
+      probs(n * V + i) = std::exp(logits(n * V + i) - maxv);
+      sum += probs(n * V + i);
+    }
+    for (int i = 0; i < V; ++i) probs(n * V + i) /= sum;
+    if (targets.size() > 0) losses(n) = -std::log(probs(n * V + targets(n)));
+  }
+}
+
+template <class T>
+void softmax_crossentropy_backward_reference(Vec<T> dlogits, CVec<T> probs, CVec<int32_t> targets, T dloss,
+                                             int N, int V) {
+  const bool in_place = dlogits.data() == probs.data();
+  for (int64_t n = 0; n < N; ++n)
+    for (int i = 0; i < V; ++i) {
+      const T g = dloss * (probs(n * V + i) - (i == targets(n) ? T(1) : T(0)));
+      dlogits(n * V + i) = in_place ? g : dlogits(n * V + i) + g;
+    }
+}
+
+#define ZEROPP_INSTANTIATE_CROSSENTROPY(T)                                                                \
+  template void softmax_crossentropy_forward<T>(Vec<T>, Vec<T>, CVec<T>, CVec<int32_t>, int, int);        \
+  template void softmax_crossentropy_backward<T>(Vec<T>, CVec<T>, CVec<int32_t>, T, int, int);            \
+  template void softmax_crossentropy_forward_reference<T>(Vec<T>, Vec<T>, CVec<T>, CVec<int32_t>, int,    \
+                                                          int);                                           \
+  template void softmax_crossentropy_backward_reference<T>(Vec<T>, CVec<T>, CVec<int32_t>, T, int, int);
+ZEROPP_INSTANTIATE_CROSSENTROPY(float)
+ZEROPP_INSTANTIATE_CROSSENTROPY(double)
+
+}  // namespace zeropp

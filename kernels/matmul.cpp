@@ -1,1 +1,97 @@
-// placeholder: being written
+#include "kernels/matmul.hpp"
+
+namespace zeropp {
+
+namespace {
+// Columns per work item of the dbias reduction.
+constexpr int kChunk = 64;
+}  // namespace
+
+template <class T>
+void matmul_forward(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N, int C, int OC,
+                    Trans wlayout) {
+  const bool has_bias = bias.size() > 0;
+  if (has_bias) {
+    T* o = out.data();
+    const T* bb = bias.data();
+    Kokkos::parallel_for(
+        "matmul_forward_bias", Range(0, N), KOKKOS_LAMBDA(const int64_t n) {
+          T* orow = o + n * OC;
+          for (int j = 0; j < OC; ++j) orow[j] = bb[j];
+        });
+  }
+  const int ldw = wlayout == Trans::N ? OC : C;
+  gemm<T>(Trans::N, wlayout, N, OC, C, T(1), inp.data(), C, weight.data(), ldw, has_bias ? T(1) : T(0),
+          out.data(), OC);
+}
+
+template <class T>
+void matmul_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp, CVec<T> weight,
+                     int N, int C, int OC, Trans wlayout) {
+  if (wlayout == Trans::N) {
+    // W [C,OC]: dinp = dout · W^T, dW = inp^T · dout.
+    gemm<T>(Trans::N, Trans::T, N, C, OC, T(1), dout.data(), OC, weight.data(), OC, T(1), dinp.data(), C);
+    gemm<T>(Trans::T, Trans::N, C, OC, N, T(1), inp.data(), C, dout.data(), OC, T(1), dweight.data(), OC);
+  } else {
+    // W [OC,C]: dinp = dout · W, dW = dout^T · inp.
+    gemm<T>(Trans::N, Trans::N, N, C, OC, T(1), dout.data(), OC, weight.data(), C, T(1), dinp.data(), C);
+    gemm<T>(Trans::T, Trans::N, OC, C, N, T(1), dout.data(), OC, inp.data(), C, T(1), dweight.data(), C);
+  }
+  if (dbias.size() == 0) return;
+  T* db = dbias.data();
+  const T* dy = dout.data();
+  Kokkos::parallel_for(
+      "matmul_backward_dbias", Range(0, (OC + kChunk - 1) / kChunk), KOKKOS_LAMBDA(const int64_t chunk) {
+        const int j0 = int(chunk) * kChunk;
+        const int j1 = j0 + kChunk < OC ? j0 + kChunk : OC;
+        for (int64_t n = 0; n < N; ++n) {
+          const T* dyr = dy + n * OC;
+          for (int j = j0; j < j1; ++j) db[j] += dyr[j];
+        }
+      });
+}
+
+namespace {
+// Element (c, j) of the logical [C,OC] weight, whatever its storage layout.
+template <class T>
+T w_at(CVec<T> weight, int c, int j, int C, int OC, Trans wlayout) {
+  return wlayout == Trans::N ? weight(int64_t(c) * OC + j) : weight(int64_t(j) * C + c);
+}
+}  // namespace
+
+template <class T>
+void matmul_forward_reference(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N, int C, int OC,
+                              Trans wlayout) {
+  for (int64_t n = 0; n < N; ++n)
+    for (int j = 0; j < OC; ++j) {
+      T acc = bias.size() > 0 ? bias(j) : T(0);
+      for (int c = 0; c < C; ++c) acc += inp(n * C + c) * w_at(weight, c, j, C, OC, wlayout);
+      out(n * OC + j) = acc;
+    }
+}
+
+template <class T>
+void matmul_backward_reference(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp,
+                               CVec<T> weight, int N, int C, int OC, Trans wlayout) {
+  for (int64_t n = 0; n < N; ++n)
+    for (int j = 0; j < OC; ++j) {
+      const T d = dout(n * OC + j);
+      for (int c = 0; c < C; ++c) {
+        dinp(n * C + c) += d * w_at(weight, c, j, C, OC, wlayout);
+        const int64_t wi = wlayout == Trans::N ? int64_t(c) * OC + j : int64_t(j) * C + c;
+        dweight(wi) += inp(n * C + c) * d;
+      }
+      if (dbias.size() > 0) dbias(j) += d;
+    }
+}
+
+#define ZEROPP_INSTANTIATE_MATMUL(T)                                                                        \
+  template void matmul_forward<T>(Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, Trans);                 \
+  template void matmul_backward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, Trans); \
+  template void matmul_forward_reference<T>(Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, Trans);       \
+  template void matmul_backward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int,   \
+                                             int, Trans);
+ZEROPP_INSTANTIATE_MATMUL(float)
+ZEROPP_INSTANTIATE_MATMUL(double)
+
+}  // namespace zeropp

@@ -1,1 +1,91 @@
-// placeholder: being written
+#include "src/cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "io/prepare_data.hpp"
+#include "src/bench.hpp"
+#include "src/config.hpp"
+#include "src/errors.hpp"
+#include "src/logging.hpp"
+#include "src/train.hpp"
+
+namespace zeropp {
+
+namespace {
+
+std::string keys_footer() {
+  std::string s = "\nDeck keys (each can be overridden as --section.key=value):\n";
+  for (const auto& k : config_keys()) s += "  " + k + "\n";
+  return s;
+}
+
+// CLI11 leaves unknown "--section.key[=value]" arguments as extras.
+std::vector<std::string> overrides_of(const CLI::App* sub) { return sub->remaining(); }
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  const bool root = world_rank() <= 0;
+  CLI::App app{"zeropp: GPT training with ZeRO-3 and ZeRO++ (qwZ, hpZ, qgZ) over MPI"};
+  app.set_version_flag("--version", std::string("zeropp ") + ZEROPP_VERSION);
+  app.require_subcommand(1);
+
+  std::string deck;
+  auto* train = app.add_subcommand("train", "Train the model a deck describes");
+  train->add_option("deck", deck, "TOML deck, e.g. inputs/default.toml")->required();
+  train->allow_extras();
+  train->footer(keys_footer());
+
+  std::string input, out_dir;
+  double val_fraction = 0.05;
+  auto* prep = app.add_subcommand("prepare-data", "Turn UTF-8 text into byte-level token files (llm.c format)");
+  prep->add_option("--input", input, "UTF-8 text file")->required();
+  prep->add_option("--out-dir", out_dir, "Folder for train.bin and val.bin")->required();
+  prep->add_option("--val-fraction", val_fraction, "Share of the tokens (at the end) for validation")
+      ->capture_default_str();
+
+  auto* bench = app.add_subcommand("bench", "Benchmarks");
+  bench->require_subcommand(1);
+  std::string bench_deck;
+  int bench_steps = 10;
+  auto* bstep = bench->add_subcommand("step", "Time training steps and the GEMMs of the model's shapes");
+  bstep->add_option("deck", bench_deck, "TOML deck")->required();
+  bstep->add_option("--steps", bench_steps, "Timed steps (after one warm-up step)")->capture_default_str();
+  bstep->allow_extras();
+  bstep->footer(keys_footer());
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (!root) return e.get_exit_code() == 0 ? kExitOk : kExitUsage;
+    const int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+
+  try {
+    if (*train) {
+      const Config cfg = collectively(MPI_COMM_WORLD, [&] { return load_config(deck, overrides_of(train)); });
+      return run_training(cfg, deck);
+    }
+    if (*prep) {
+      const PrepareStats st = collectively(MPI_COMM_WORLD, [&] {
+        // One writer: the others wait for its verdict.
+        return world_rank() == 0 ? prepare_data(input, out_dir, val_fraction) : PrepareStats{};
+      });
+      log0("%s\n", st.summary().c_str());
+      return kExitOk;
+    }
+    if (*bstep) {
+      const Config cfg =
+          collectively(MPI_COMM_WORLD, [&] { return load_config(bench_deck, overrides_of(bstep)); });
+      return run_bench_step(cfg, bench_steps);
+    }
+  } catch (const Error& e) {
+    if (root) std::fprintf(stderr, "zeropp: error: %s\n", e.what());
+    return kExitError;
+  }
+  return kExitUsage;
+}
+
+}  // namespace zeropp

@@ -1,1 +1,17 @@
-int main(){return 0;}
+// zeropp: MPI first, then Kokkos, then the command line.
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+
+#include "src/cli.hpp"
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rc = 0;
+  {
+    Kokkos::ScopeGuard kokkos(argc, argv);
+    rc = zeropp::run_cli(argc, argv);
+  }
+  MPI_Finalize();
+  return rc;
+}

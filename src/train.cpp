@@ -1,1 +1,128 @@
-// placeholder: being written
+#include "src/train.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "io/data_loader.hpp"
+#include "io/run_dir.hpp"
+#include "kernels/gemm.hpp"
+#include "src/communicator.hpp"
+#include "src/engine.hpp"
+#include "src/errors.hpp"
+#include "src/logging.hpp"
+#include "src/optimizer.hpp"
+#include "src/sampler.hpp"
+#include "src/topology.hpp"
+
+namespace zeropp {
+
+namespace {
+
+std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg, const std::string& deck,
+                                                               const Topology& topo, const Engine& engine) {
+  const auto& m = cfg.model;
+  const auto& t = cfg.train;
+  const double fpt = 3 * forward_flops_per_token(m, t.seq_len);
+  const int64_t tokens_per_step = int64_t(t.batch_size) * t.seq_len * t.grad_accum * topo.P;
+  const MemoryReport mem = engine.memory();
+  char buf[256];
+  std::vector<std::pair<std::string, std::string>> rows;
+  rows.emplace_back("deck", deck);
+  rows.emplace_back("version", std::string("zeropp ") + ZEROPP_VERSION);
+  rows.emplace_back("ranks", topo.describe());
+  std::snprintf(buf, sizeof buf, "GPT-2 L=%d C=%d H=%d V=%d T=%d", m.n_layer, m.n_embd, m.n_head, m.vocab_size,
+                m.max_seq_len);
+  rows.emplace_back("model", buf);
+  rows.emplace_back("parameters", std::to_string(engine.parameters()));
+  std::snprintf(buf, sizeof buf, "%.3g (training: 3 x forward)", fpt);
+  rows.emplace_back("FLOPs per token", buf);
+  std::snprintf(buf, sizeof buf, "B=%d T=%d A=%d P=%d -> %lld tokens/step", t.batch_size, t.seq_len,
+                t.grad_accum, topo.P, (long long)tokens_per_step);
+  rows.emplace_back("batch", buf);
+  rows.emplace_back("steps", std::to_string(t.steps));
+  rows.emplace_back("comm dtype", cfg.zero.comm_dtype);
+  std::snprintf(buf, sizeof buf, "%s (master %s, grad %s, adam %s, gather slots %s, full grads %s)",
+                human_bytes(double(mem.total())).c_str(), human_bytes(double(mem.master)).c_str(),
+                human_bytes(double(mem.grad)).c_str(), human_bytes(double(mem.adam)).c_str(),
+                human_bytes(double(mem.gather)).c_str(), human_bytes(double(mem.grad_full)).c_str());
+  rows.emplace_back("memory per rank", buf);
+  rows.emplace_back("BLAS", gemm_backend_name());
+  rows.emplace_back("Kokkos", ExecSpace::name());
+  rows.emplace_back("data", cfg.data.train + (cfg.data.shuffle ? " (shuffled)" : " (in order)"));
+  rows.emplace_back("output", cfg.train.out_dir);
+  return rows;
+}
+
+}  // namespace
+
+int run_training(const Config& cfg, const std::string& deck_path) {
+  const auto& t = cfg.train;
+  const Topology topo(cfg.zero.ranks_per_node);
+  // Inputs are checked on every rank before anything is written.
+  auto loaders = collectively(topo.world.get(), [&] {
+    std::vector<DataLoader> l;
+    l.emplace_back(cfg.data.train, t.batch_size, t.seq_len, topo.rank, topo.P, t.grad_accum,
+                   cfg.model.vocab_size, cfg.data.shuffle, uint64_t(t.seed));
+    if (!cfg.data.val.empty() && t.val_batches > 0)
+      l.push_back(DataLoader::validation(cfg.data.val, t.batch_size, t.seq_len, topo.rank, topo.P,
+                                         cfg.model.vocab_size));
+    return l;
+  });
+  const DataLoader& train = loaders[0];
+  const DataLoader* val = loaders.size() > 1 ? &loaders[1] : nullptr;
+  collectively(topo.world.get(), [&] {
+    if (topo.rank == 0) {
+      make_run_dir(t.out_dir);
+      write_text_atomic(t.out_dir, "config.toml", to_toml(cfg));
+    }
+  });
+
+  Communicator comm(topo.rank, cfg.comm.timeout_s);
+  GPT<float> model(cfg.model, t.batch_size, t.seq_len);
+  Engine engine(cfg, topo, comm, model);
+  engine.init_weights(uint64_t(t.seed));
+  log_table("zeropp training", startup_rows(cfg, deck_path, topo, engine));
+
+  const double flops_per_token = 3 * forward_flops_per_token(cfg.model, t.seq_len);
+  const double tokens_per_step = double(t.batch_size) * t.seq_len * t.grad_accum * topo.P;
+  double steady_s = 0;
+  int64_t steady_n = 0;
+  for (int64_t step = 0; step < t.steps; ++step) {
+    const double lr = learning_rate(cfg.optim, step, t.steps);
+    ZCHECK_MPI(MPI_Barrier(topo.world.get()));  // time the slowest rank
+    const double t0 = MPI_Wtime();
+    const StepStats st = engine.train_step(step, train, lr);
+    ZCHECK_MPI(MPI_Barrier(topo.world.get()));
+    const double dt = MPI_Wtime() - t0;
+    if (step > 0) {  // the first step pays for warm-up: keep it out of averages
+      steady_s += dt;
+      ++steady_n;
+    }
+    if ((step + 1) % cfg.log.every == 0 || step + 1 == t.steps) {
+      const StepLine line{step + 1,  t.steps,
+                          st.loss,   lr,
+                          st.grad_norm, dt * 1e3,
+                          tokens_per_step / dt, flops_per_token * tokens_per_step / dt * 1e-9,
+                          double(st.bytes.total().inter) * 1e-6};
+      log0("%s\n", format_step(line).c_str());
+    }
+    if (val && t.val_every > 0 && (step + 1) % t.val_every == 0 && step + 1 < t.steps)
+      log0("val step %lld | loss %.4f\n", (long long)(step + 1), engine.eval_loss(*val, t.val_batches));
+  }
+  if (val) log0("val final | loss %.4f\n", engine.eval_loss(*val, t.val_batches));
+  if (steady_n > 0)
+    log0("steady state: %.1f ms/step | %.0f tok/s | %.1f GFLOP/s (mean of %lld steps after the first)\n",
+         steady_s / double(steady_n) * 1e3, tokens_per_step * double(steady_n) / steady_s,
+         flops_per_token * tokens_per_step * double(steady_n) / steady_s * 1e-9, (long long)steady_n);
+  if (t.sample_tokens > 0) {
+    const auto toks = sample_tokens([&](const std::vector<int32_t>& ctx) { return engine.next_token_probs(ctx); },
+                                    t.sample_prompt, t.sample_tokens, t.seq_len, uint64_t(t.seed));
+    log0("sample:\n%s\n", decode_bytes(toks).c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace zeropp

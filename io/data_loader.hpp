@@ -1,0 +1,81 @@
+// Data loader: micro-batches of B sequences of T tokens from a token file.
+//
+// Every micro-batch is one window of B·T+1 consecutive tokens (consecutive
+// circularly: reading past the last token continues at token 0):
+//   inputs  = window[0 .. B·T)      targets = window[1 .. B·T]
+// so targets are the inputs shifted by one. Row b of the [B, T] batch is
+// inputs[b·T .. b·T+T).
+//
+// Which window is a pure function of (step, micro), so resuming from a
+// checkpoint needs only the step. With N tokens in the file, P ranks, A
+// accumulation micro-batches per optimizer step, rank r, optimizer step s
+// (from 0) and micro-batch m (0 .. A−1), let the global window index be
+//   g = (s·A + m)·P + r.
+// shuffle = false: the window starts at token (g·B·T) mod N.
+// shuffle = true:  the W = floor(N / (B·T)) aligned windows (window k starts at
+//   token k·B·T) are visited once per epoch in a seeded order: epoch e = g / W,
+//   k = g mod W, and the window starts at token perm_e[k]·B·T, where perm_e is
+//   a permutation of 0 .. W−1 from shuffle_windows(W, seed, e) below (own
+//   Fisher–Yates and generator, so every standard library gives the same order).
+// Validation: a loader on the validation file with A = 1 and shuffle = false;
+// validation batch i on rank r is batch(i, 0), i.e. starts at ((i·P + r)·B·T) mod N.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/token_file.hpp"
+
+namespace zeropp {
+
+// The permutation of 0 .. W−1 used for epoch `epoch`: Fisher–Yates from the top
+// (for i = W−1 down to 1: swap p[i] with p[j], j uniform in 0 .. i) driven by a
+// splitmix64 generator whose state starts at
+//   splitmix64_mix(seed ^ splitmix64_mix(epoch + 0x9E3779B97F4A7C15)),
+// and j drawn by rejection: x = next() until x < 2^64 − (2^64 mod (i+1)); j = x mod (i+1).
+std::vector<int64_t> shuffle_windows(int64_t W, uint64_t seed, int64_t epoch);
+
+class DataLoader {
+ public:
+  // Opens and validates `path` (see TokenFile), checks every token < vocab_size
+  // and that the file holds at least one window (N ≥ B·T+1). Throws
+  // zeropp::Error naming the file and the problem.
+  DataLoader(const std::string& path, int B, int T, int rank, int world_size, int accum_steps, int vocab_size,
+             bool shuffle, uint64_t seed);
+
+  // The validation loader of the header comment (A = 1, no shuffle).
+  static DataLoader validation(const std::string& path, int B, int T, int rank, int world_size,
+                               int vocab_size);
+
+  // Fills inputs[B·T] and targets[B·T] for optimizer step `step` and
+  // micro-batch `micro` (0 .. A−1) of this rank.
+  void batch(int64_t step, int micro, int32_t* inputs, int32_t* targets) const;
+
+  // First token of that window (the formula above); for tests and logs.
+  int64_t window_start(int64_t step, int micro) const;
+  // Epoch that (step, micro) of this rank falls in: g / W (also without shuffle).
+  int64_t epoch(int64_t step, int micro) const;
+
+  const std::string& path() const { return file_.path(); }
+  int64_t num_tokens() const { return file_.size(); }
+  int64_t windows_per_epoch() const { return windows_; }
+  int B() const { return B_; }
+  int T() const { return T_; }
+  int64_t tokens_per_batch() const { return int64_t(B_) * T_; }
+
+ private:
+  int64_t global_window(int64_t step, int micro) const;
+
+  TokenFile file_;
+  int B_, T_, rank_, world_size_, accum_steps_;
+  bool shuffle_;
+  uint64_t seed_;
+  int64_t windows_;  // W = floor(N / (B·T))
+  // Permutation of the last epoch asked for: batches walk epochs in order, so
+  // one cached epoch makes the shuffle O(1) per batch after the first.
+  mutable int64_t cached_epoch_ = -1;
+  mutable std::vector<int64_t> cached_perm_;
+};
+
+}  // namespace zeropp

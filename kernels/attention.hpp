@@ -1,0 +1,44 @@
+// Causal multi-head self-attention core (the q/k/v and output projections are
+// separate matmuls).
+//
+// Shapes (row-major): qkv [B,Tn,3C] holds q = qkv[...,0:C], k = [C:2C],
+// v = [2C:3C]; head h of NH uses channels h*hs..(h+1)*hs with hs = C/NH.
+// preatt, att, dpreatt, datt are [B,NH,Tn,Tn]; out and dout are [B,Tn,C].
+//
+// Forward, per batch element b and head h:
+//   preatt = (q_h · k_h^T) / sqrt(hs)                  (full Tn x Tn, scratch)
+//   att[t,:] = softmax over t2 <= t of preatt[t,t2]; att[t,t2] = 0 for t2 > t
+//   out[:, h*hs:(h+1)*hs] = att · v_h
+// out and preatt are overwritten; att is saved for the backward pass. The two
+// products are GEMMs batched over heads (head stride hs, leading dimension
+// 3C), one batched call per b; the masked upper triangle is computed and then
+// zeroed, which costs less than splitting the GEMMs.
+//
+// Backward, with scale = 1/sqrt(hs):
+//   datt    = dout_h · v_h^T                           (scratch, overwritten)
+//   dv_h   += att^T · dout_h
+//   dpreatt = scale * att ⊙ (datt - rowsum(att ⊙ datt)) (scratch, overwritten)
+//   dq_h   += dpreatt · k_h,   dk_h += dpreatt^T · q_h
+// dqkv is accumulated (+=).
+#pragma once
+
+#include "kernels/common.hpp"
+
+namespace zeropp {
+
+template <class T>
+void attention_forward(Vec<T> out, Vec<T> preatt, Vec<T> att, CVec<T> qkv, int B, int Tn, int C, int NH);
+
+template <class T>
+void attention_backward(Vec<T> dqkv, Vec<T> dpreatt, Vec<T> datt, CVec<T> dout, CVec<T> qkv, CVec<T> att,
+                        int B, int Tn, int C, int NH);
+
+template <class T>
+void attention_forward_reference(Vec<T> out, Vec<T> preatt, Vec<T> att, CVec<T> qkv, int B, int Tn, int C,
+                                 int NH);
+
+template <class T>
+void attention_backward_reference(Vec<T> dqkv, Vec<T> dpreatt, Vec<T> datt, CVec<T> dout, CVec<T> qkv,
+                                  CVec<T> att, int B, int Tn, int C, int NH);
+
+}  // namespace zeropp

@@ -1,0 +1,32 @@
+// Token + position embedding (GPT-2's wte/wpe lookup).
+//
+// Forward: out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:], with tokens [B,Tn],
+// wte [V,C], wpe [maxT,C] (only rows t < Tn are read) and out [B,Tn,C], all
+// row-major. out is overwritten.
+//
+// Backward scatter-adds: dwte[tokens[b,t],:] += dout[b,t,:] and
+// dwpe[t,:] += dout[b,t,:]. Several (b,t) may hit the same dwte row, so the
+// parallel loop runs over channel chunks instead of rows: each work item owns
+// a disjoint set of columns, which is race-free without atomics, deterministic,
+// and keeps the inner loop contiguous. Both gradients are accumulated (+=).
+#pragma once
+
+#include "kernels/common.hpp"
+
+namespace zeropp {
+
+template <class T>
+void encoder_forward(Vec<T> out, CVec<int32_t> tokens, CVec<T> wte, CVec<T> wpe, int B, int Tn, int C);
+
+template <class T>
+void encoder_backward(Vec<T> dwte, Vec<T> dwpe, CVec<T> dout, CVec<int32_t> tokens, int B, int Tn, int C);
+
+template <class T>
+void encoder_forward_reference(Vec<T> out, CVec<int32_t> tokens, CVec<T> wte, CVec<T> wpe, int B, int Tn,
+                               int C);
+
+template <class T>
+void encoder_backward_reference(Vec<T> dwte, Vec<T> dwpe, CVec<T> dout, CVec<int32_t> tokens, int B,
+                                int Tn, int C);
+
+}  // namespace zeropp

@@ -1,0 +1,39 @@
+// Linear layer through GEMM: out = inp · W + bias.
+//
+// Shapes (row-major): inp [N,C], out [N,OC], bias [OC] (bias.size()==0: no
+// bias). The weight layout is chosen by wlayout:
+//   Trans::N  W stored [C,OC], input-major (GPT-2's Conv1D): out = inp · W
+//   Trans::T  W stored [OC,C] (the tied LM head reads wte [V,C] this way):
+//             out = inp · W^T
+// Forward overwrites out: it first broadcasts the bias into out, then lets
+// the GEMM accumulate onto it (beta = 1), so out is written in one GEMM pass.
+//
+// Backward accumulates into every gradient through GEMMs with beta = 1:
+//   dinp    += dout · op(W)^T                  [N,C]
+//   dweight += inp^T · dout  (layout N, [C,OC])  or  dout^T · inp  (layout T, [OC,C])
+//   dbias   += sum_n dout[n,:]                 (skipped when dbias.size()==0)
+// The bias column sums run in parallel over disjoint channel chunks.
+#pragma once
+
+#include "kernels/common.hpp"
+#include "kernels/gemm.hpp"
+
+namespace zeropp {
+
+template <class T>
+void matmul_forward(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N, int C, int OC,
+                    Trans wlayout = Trans::N);
+
+template <class T>
+void matmul_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp, CVec<T> weight,
+                     int N, int C, int OC, Trans wlayout = Trans::N);
+
+template <class T>
+void matmul_forward_reference(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N, int C, int OC,
+                              Trans wlayout = Trans::N);
+
+template <class T>
+void matmul_backward_reference(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp,
+                               CVec<T> weight, int N, int C, int OC, Trans wlayout = Trans::N);
+
+}  // namespace zeropp

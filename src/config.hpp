@@ -1,0 +1,92 @@
+// The run configuration: what a deck (TOML) and command-line overrides set.
+//
+// A deck has sections [model], [train], [optim], [data], [log], [zero] and
+// [comm]; every key has a default, a type and a check. Decks are parsed with
+// toml++ (Debian's CLI11 2.1 cannot read nested sections), overrides come
+// from the command line as --section.key=value. Unknown keys, wrong types and
+// impossible values are errors that name the file or flag, the key and value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace zeropp {
+
+struct ModelConfig {
+  int vocab_size = 256;   // V
+  int max_seq_len = 256;  // rows of the position table
+  int n_layer = 4;        // L
+  int n_head = 4;         // H
+  int n_embd = 256;       // C
+};
+
+struct TrainConfig {
+  int batch_size = 8;   // B: sequences per micro-batch per rank
+  int seq_len = 256;    // T: tokens per sequence (<= model.max_seq_len)
+  int grad_accum = 1;   // A: micro-batches per optimizer step
+  int64_t steps = 100;  // optimizer steps
+  int64_t seed = 1337;  // initialisation and shuffling
+  int val_every = 0;    // validation every N steps (0: only at the end)
+  int val_batches = 4;  // micro-batches per validation
+  int sample_tokens = 128;  // tokens generated at the end (0: none)
+  std::string sample_prompt = "And God said";
+  std::string out_dir = "runs/default";
+};
+
+struct OptimConfig {
+  double lr = 3e-4;
+  double min_lr = 3e-5;  // floor of the cosine decay
+  int warmup_steps = 10;
+  double weight_decay = 0.1;
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  double grad_clip = 1.0;  // max global norm (0: no clipping)
+};
+
+struct DataConfig {
+  std::string train = "data/kjv/train.bin";
+  std::string val = "data/kjv/val.bin";
+  bool shuffle = false;
+};
+
+struct LogConfig {
+  int every = 1;  // print one line every N steps
+};
+
+struct ZeroConfig {
+  int ranks_per_node = 0;           // 0: detect nodes; X > 0: emulate nodes of X ranks
+  std::string comm_dtype = "bf16";  // dtype of the communicated weights: bf16 or fp32
+};
+
+struct CommConfig {
+  double timeout_s = 600;  // a collective that takes longer aborts the job
+};
+
+struct Config {
+  ModelConfig model;
+  TrainConfig train;
+  OptimConfig optim;
+  DataConfig data;
+  LogConfig log;
+  ZeroConfig zero;
+  CommConfig comm;
+};
+
+// Reads DECK (TOML) over the defaults, then applies overrides of the form
+// "--section.key=value" or "--section.key" "value", then validates.
+// Throws zeropp::Error with one line naming the file/flag, key and value.
+Config load_config(const std::string& deck_path, const std::vector<std::string>& overrides);
+
+// Applies overrides and validates (load_config without a deck).
+void apply_overrides(Config& c, const std::vector<std::string>& overrides);
+void validate(const Config& c);
+
+// The resolved configuration as a TOML deck that load_config reads back.
+std::string to_toml(const Config& c);
+
+// Every key as "section.key", in deck order (for --help and docs).
+std::vector<std::string> config_keys();
+
+}  // namespace zeropp

@@ -1,0 +1,84 @@
+#include <catch2/catch.hpp>
+
+#include "kernels/attention.hpp"
+#include "tests/kernels/gradcheck.hpp"
+
+using namespace zeropp;
+using namespace zeropp::test;
+
+TEMPLATE_TEST_CASE("attention matches the reference", "[kernels]", float, double) {
+  using T = TestType;
+  std::mt19937 rng(7);
+  for (auto [B, Tn, C, NH] : {std::array<int, 4>{2, 5, 15, 3}, {1, 1, 3, 3}, {2, 9, 8, 1}, {1, 6, 12, 4}}) {
+    INFO("B=" << B << " Tn=" << Tn << " C=" << C << " NH=" << NH);
+    const int64_t nqkv = int64_t(B) * Tn * 3 * C, natt = int64_t(B) * NH * Tn * Tn, nout = int64_t(B) * Tn * C;
+    auto qkv = random_buf<T>(nqkv, rng, -2, 2);
+    // Garbage in the outputs: forward must overwrite every entry, masked ones included.
+    auto out = random_buf<T>(nout, rng, 50, 60), pre = random_buf<T>(natt, rng, 50, 60),
+         att = random_buf<T>(natt, rng, 50, 60);
+    Buf<T> out_r("out_r", nout), pre_r("pre_r", natt), att_r("att_r", natt);
+    attention_forward<T>(out, pre, att, qkv, B, Tn, C, NH);
+    attention_forward_reference<T>(out_r, pre_r, att_r, qkv, B, Tn, C, NH);
+    require_close<T>(out, out_r, ref_tol<T>(), "out");
+    require_close<T>(pre, pre_r, ref_tol<T>(), "preatt");
+    require_close<T>(att, att_r, ref_tol<T>(), "att");
+
+    auto dout = random_buf<T>(nout, rng);
+    auto dqkv = random_buf<T>(nqkv, rng);
+    auto dqkv_r = copy_of<T>(dqkv);
+    // Garbage in the scratch buffers: backward must overwrite them.
+    auto dpre = random_buf<T>(natt, rng, 50, 60), datt = random_buf<T>(natt, rng, 50, 60);
+    Buf<T> dpre_r("dpre_r", natt), datt_r("datt_r", natt);
+    attention_backward<T>(dqkv, dpre, datt, dout, qkv, att, B, Tn, C, NH);
+    attention_backward_reference<T>(dqkv_r, dpre_r, datt_r, dout, qkv, att, B, Tn, C, NH);
+    require_close<T>(dqkv, dqkv_r, ref_tol<T>(), "dqkv");
+    require_close<T>(dpre, dpre_r, ref_tol<T>(), "dpreatt");
+    require_close<T>(datt, datt_r, ref_tol<T>(), "datt");
+  }
+}
+
+TEST_CASE("attention is causal", "[kernels]") {
+  std::mt19937 rng(8);
+  const int B = 2, Tn = 6, C = 12, NH = 3;
+  const int64_t natt = int64_t(B) * NH * Tn * Tn, nout = int64_t(B) * Tn * C;
+  auto qkv = random_buf<double>(int64_t(B) * Tn * 3 * C, rng);
+  auto out = random_buf<double>(nout, rng), pre = random_buf<double>(natt, rng),
+       att = random_buf<double>(natt, rng, 1, 2);
+  attention_forward<double>(out, pre, att, qkv, B, Tn, C, NH);
+  for (int64_t row = 0; row < int64_t(B) * NH * Tn; ++row)
+    for (int t2 = int(row % Tn) + 1; t2 < Tn; ++t2) REQUIRE(att(row * Tn + t2) == 0.0);
+
+  // Change the keys and values of token tf of batch element 0.
+  const int tf = 3;
+  auto base = copy_of<double>(out);
+  for (int c = C; c < 3 * C; ++c) qkv(int64_t(tf) * 3 * C + c) += 0.5;
+  attention_forward<double>(out, pre, att, qkv, B, Tn, C, NH);
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < Tn; ++t) {
+      double change = 0;
+      for (int c = 0; c < C; ++c) change = std::max(change, std::fabs(out((b * Tn + t) * C + c) - base((b * Tn + t) * C + c)));
+      INFO("b=" << b << " t=" << t);
+      if (b == 0 && t >= tf)
+        REQUIRE(change > 1e-3);
+      else
+        REQUIRE(change == 0.0);
+    }
+}
+
+TEST_CASE("attention backward matches finite differences", "[kernels]") {
+  std::mt19937 rng(9);
+  const int B = 2, Tn = 5, C = 6, NH = 3;
+  const int64_t natt = int64_t(B) * NH * Tn * Tn, nout = int64_t(B) * Tn * C, nqkv = 3 * nout;
+  auto qkv = random_buf<double>(nqkv, rng, -2, 2), R = random_buf<double>(nout, rng);
+  Buf<double> out("out", nout), pre("pre", natt), att("att", natt);
+  Buf<double> dqkv("dqkv", nqkv), dpre("dpre", natt), datt("datt", natt);
+  auto loss = [&] {
+    attention_forward<double>(out, pre, att, qkv, B, Tn, C, NH);
+    return dot(out, R);
+  };
+  loss();
+  attention_backward<double>(dqkv, dpre, datt, R, qkv, att, B, Tn, C, NH);
+  check_gradient("qkv", qkv, dqkv, loss);
+  loss();
+  check_accumulates({dqkv}, [&] { attention_backward<double>(dqkv, dpre, datt, R, qkv, att, B, Tn, C, NH); });
+}
