@@ -61,8 +61,9 @@ DataLoader::DataLoader(const std::string& path, int B, int T, int rank, int worl
       shuffle_(shuffle),
       seed_(seed) {
   // Arguments come from a validated config; these guard the arithmetic below.
-  if (B < 1 || T < 1) bad(path, "batch size " + std::to_string(B) + " and sequence length " +
-                                    std::to_string(T) + " must be at least 1");
+  if (B < 1 || T < 1)
+    bad(path, "batch size " + std::to_string(B) + " and sequence length " + std::to_string(T) +
+                  " must be at least 1");
   if (world_size < 1 || rank < 0 || rank >= world_size) {
     bad(path, "rank " + std::to_string(rank) + " outside world size " + std::to_string(world_size));
   }
@@ -70,8 +71,8 @@ DataLoader::DataLoader(const std::string& path, int B, int T, int rank, int worl
   if (vocab_size < 1) bad(path, "vocabulary size " + std::to_string(vocab_size) + " must be at least 1");
   const int64_t n = file_.size(), bt = tokens_per_batch();
   if (n < bt + 1) {
-    bad(path, "too short for one window: " + std::to_string(n) + " tokens, need B*T+1 = " +
-                  std::to_string(bt + 1));
+    bad(path,
+        "too short for one window: " + std::to_string(n) + " tokens, need B*T+1 = " + std::to_string(bt + 1));
   }
   file_.check_vocab(vocab_size);
   windows_ = n / bt;

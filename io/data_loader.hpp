@@ -17,6 +17,7 @@
 //   k = g mod W, and the window starts at token perm_e[k]·B·T, where perm_e is
 //   a permutation of 0 .. W−1 from shuffle_windows(W, seed, e) below (own
 //   Fisher–Yates and generator, so every standard library gives the same order).
+//   When N is a multiple of B·T the last aligned window's final target wraps to token 0.
 // Validation: a loader on the validation file with A = 1 and shuffle = false;
 // validation batch i on rank r is batch(i, 0), i.e. starts at ((i·P + r)·B·T) mod N.
 #pragma once
@@ -29,11 +30,14 @@
 
 namespace zeropp {
 
-// The permutation of 0 .. W−1 used for epoch `epoch`: Fisher–Yates from the top
-// (for i = W−1 down to 1: swap p[i] with p[j], j uniform in 0 .. i) driven by a
-// splitmix64 generator whose state starts at
-//   splitmix64_mix(seed ^ splitmix64_mix(epoch + 0x9E3779B97F4A7C15)),
-// and j drawn by rejection: x = next() until x < 2^64 − (2^64 mod (i+1)); j = x mod (i+1).
+// The permutation of 0 .. W−1 used for epoch `epoch`: start from p = 0 .. W−1,
+// then Fisher–Yates from the top (for i = W−1 down to 1: swap p[i] and p[j],
+// j uniform in 0 .. i), with j drawn by rejection (x = next() until
+// x < 2^64 − (2^64 mod (i+1)); j = x mod (i+1)) from splitmix64, all uint64:
+//   mix(z):  z = (z ^ z>>30)·0xBF58476D1CE4E5B9; z = (z ^ z>>27)·0x94D049BB133111EB; z ^ z>>31
+//   next():  state += 0x9E3779B97F4A7C15; return mix(state)
+//   initial state = mix(seed ^ mix(epoch + 0x9E3779B97F4A7C15)).
+// (shuffle_windows(10, 1234, 0) = {6, 8, 0, 5, 1, 9, 3, 4, 7, 2}, pinned by a test.)
 std::vector<int64_t> shuffle_windows(int64_t W, uint64_t seed, int64_t epoch);
 
 class DataLoader {

@@ -72,7 +72,8 @@ PrepareStats prepare_data(const std::string& input_path, const std::string& out_
     throw Error(os.str());
   }
   std::error_code ec;
-  if (fs::is_directory(input_path, ec)) throw Error("input " + input_path + ": is a directory, not a text file");
+  if (fs::is_directory(input_path, ec))
+    throw Error("input " + input_path + ": is a directory, not a text file");
   std::ifstream in(input_path, std::ios::binary);
   if (!in) throw Error("input " + input_path + ": cannot open: " + std::strerror(errno));
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -25,8 +25,8 @@ void adamw_update(Vec<T> param, Vec<T> m, Vec<T> v, CVec<T> grad, int64_t n, T l
 }
 
 template <class T>
-void adamw_update_reference(Vec<T> param, Vec<T> m, Vec<T> v, CVec<T> grad, int64_t n, T lr, T beta1,
-                            T beta2, T eps, T weight_decay, int step, T grad_scale) {
+void adamw_update_reference(Vec<T> param, Vec<T> m, Vec<T> v, CVec<T> grad, int64_t n, T lr, T beta1, T beta2,
+                            T eps, T weight_decay, int step, T grad_scale) {
   for (int64_t i = 0; i < n; ++i) {
     const T g = grad(i) * grad_scale;
     m(i) = beta1 * m(i) + (T(1) - beta1) * g;
@@ -37,8 +37,8 @@ void adamw_update_reference(Vec<T> param, Vec<T> m, Vec<T> v, CVec<T> grad, int6
   }
 }
 
-#define ZEROPP_INSTANTIATE_ADAMW(T)                                                                       \
-  template void adamw_update<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, int64_t, T, T, T, T, T, int, T);         \
+#define ZEROPP_INSTANTIATE_ADAMW(T)                                                               \
+  template void adamw_update<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, int64_t, T, T, T, T, T, int, T); \
   template void adamw_update_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, int64_t, T, T, T, T, T, int, T);
 ZEROPP_INSTANTIATE_ADAMW(float)
 ZEROPP_INSTANTIATE_ADAMW(double)

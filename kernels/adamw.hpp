@@ -18,7 +18,7 @@ void adamw_update(Vec<T> param, Vec<T> m, Vec<T> v, CVec<T> grad, int64_t n, T l
                   T weight_decay, int step, T grad_scale);
 
 template <class T>
-void adamw_update_reference(Vec<T> param, Vec<T> m, Vec<T> v, CVec<T> grad, int64_t n, T lr, T beta1,
-                            T beta2, T eps, T weight_decay, int step, T grad_scale);
+void adamw_update_reference(Vec<T> param, Vec<T> m, Vec<T> v, CVec<T> grad, int64_t n, T lr, T beta1, T beta2,
+                            T eps, T weight_decay, int step, T grad_scale);
 
 }  // namespace zeropp

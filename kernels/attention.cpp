@@ -55,8 +55,8 @@ void attention_backward(Vec<T> dqkv, Vec<T> dpreatt, Vec<T> datt, CVec<T> dout, 
     const T* v = qkv.data() + b * Tn * C3 + 2 * C;
     gemm_strided_batched<T>(Trans::N, Trans::T, Tn, Tn, hs, T(1), dy, C, hs, v, int(C3), hs, T(0),
                             datt.data() + b * NH * TT, Tn, TT, NH);
-    gemm_strided_batched<T>(Trans::T, Trans::N, Tn, hs, Tn, T(1), att.data() + b * NH * TT, Tn, TT, dy, C,
-                            hs, T(1), dqkv.data() + b * Tn * C3 + 2 * C, int(C3), hs, NH);
+    gemm_strided_batched<T>(Trans::T, Trans::N, Tn, hs, Tn, T(1), att.data() + b * NH * TT, Tn, TT, dy, C, hs,
+                            T(1), dqkv.data() + b * Tn * C3 + 2 * C, int(C3), hs, NH);
   }
   const T* a = att.data();
   const T* da = datt.data();
@@ -104,7 +104,8 @@ void attention_forward_reference(Vec<T> out, Vec<T> preatt, Vec<T> att, CVec<T> 
         for (int t2 = 1; t2 <= t; ++t2) maxv = std::max(maxv, preatt(row + t2));
         T sum = 0;
         for (int t2 = 0; t2 <= t; ++t2) sum += std::exp(preatt(row + t2) - maxv);
-        for (int t2 = 0; t2 < Tn; ++t2) att(row + t2) = t2 <= t ? std::exp(preatt(row + t2) - maxv) / sum : T(0);
+        for (int t2 = 0; t2 < Tn; ++t2)
+          att(row + t2) = t2 <= t ? std::exp(preatt(row + t2) - maxv) / sum : T(0);
         const int64_t oi = (int64_t(b) * Tn + t) * C + h * hs;
         for (int i = 0; i < hs; ++i) {
           T acc = 0;
@@ -153,13 +154,13 @@ void attention_backward_reference(Vec<T> dqkv, Vec<T> dpreatt, Vec<T> datt, CVec
       }
 }
 
-#define ZEROPP_INSTANTIATE_ATTENTION(T)                                                                   \
-  template void attention_forward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, int, int, int, int);                \
-  template void attention_backward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int,   \
-                                      int);                                                               \
-  template void attention_forward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, int, int, int, int);      \
-  template void attention_backward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int,   \
-                                                int, int, int);
+#define ZEROPP_INSTANTIATE_ATTENTION(T)                                                                      \
+  template void attention_forward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, int, int, int, int);                   \
+  template void attention_backward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int,      \
+                                      int);                                                                  \
+  template void attention_forward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, int, int, int, int);         \
+  template void attention_backward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, \
+                                                int, int);
 ZEROPP_INSTANTIATE_ATTENTION(float)
 ZEROPP_INSTANTIATE_ATTENTION(double)
 

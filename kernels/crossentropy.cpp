@@ -80,11 +80,10 @@ void softmax_crossentropy_backward_reference(Vec<T> dlogits, CVec<T> probs, CVec
     }
 }
 
-#define ZEROPP_INSTANTIATE_CROSSENTROPY(T)                                                                \
-  template void softmax_crossentropy_forward<T>(Vec<T>, Vec<T>, CVec<T>, CVec<int32_t>, int, int);        \
-  template void softmax_crossentropy_backward<T>(Vec<T>, CVec<T>, CVec<int32_t>, T, int, int);            \
-  template void softmax_crossentropy_forward_reference<T>(Vec<T>, Vec<T>, CVec<T>, CVec<int32_t>, int,    \
-                                                          int);                                           \
+#define ZEROPP_INSTANTIATE_CROSSENTROPY(T)                                                                   \
+  template void softmax_crossentropy_forward<T>(Vec<T>, Vec<T>, CVec<T>, CVec<int32_t>, int, int);           \
+  template void softmax_crossentropy_backward<T>(Vec<T>, CVec<T>, CVec<int32_t>, T, int, int);               \
+  template void softmax_crossentropy_forward_reference<T>(Vec<T>, Vec<T>, CVec<T>, CVec<int32_t>, int, int); \
   template void softmax_crossentropy_backward_reference<T>(Vec<T>, CVec<T>, CVec<int32_t>, T, int, int);
 ZEROPP_INSTANTIATE_CROSSENTROPY(float)
 ZEROPP_INSTANTIATE_CROSSENTROPY(double)

@@ -52,13 +52,14 @@ void encoder_forward_reference(Vec<T> out, CVec<int32_t> tokens, CVec<T> wte, CV
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < Tn; ++t) {
       const int64_t bt = int64_t(b) * Tn + t;
-      for (int c = 0; c < C; ++c) out(bt * C + c) = wte(int64_t(tokens(bt)) * C + c) + wpe(int64_t(t) * C + c);
+      for (int c = 0; c < C; ++c)
+        out(bt * C + c) = wte(int64_t(tokens(bt)) * C + c) + wpe(int64_t(t) * C + c);
     }
 }
 
 template <class T>
-void encoder_backward_reference(Vec<T> dwte, Vec<T> dwpe, CVec<T> dout, CVec<int32_t> tokens, int B,
-                                int Tn, int C) {
+void encoder_backward_reference(Vec<T> dwte, Vec<T> dwpe, CVec<T> dout, CVec<int32_t> tokens, int B, int Tn,
+                                int C) {
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < Tn; ++t) {
       const int64_t bt = int64_t(b) * Tn + t;
@@ -69,10 +70,10 @@ void encoder_backward_reference(Vec<T> dwte, Vec<T> dwpe, CVec<T> dout, CVec<int
     }
 }
 
-#define ZEROPP_INSTANTIATE_ENCODER(T)                                                                     \
-  template void encoder_forward<T>(Vec<T>, CVec<int32_t>, CVec<T>, CVec<T>, int, int, int);               \
-  template void encoder_backward<T>(Vec<T>, Vec<T>, CVec<T>, CVec<int32_t>, int, int, int);               \
-  template void encoder_forward_reference<T>(Vec<T>, CVec<int32_t>, CVec<T>, CVec<T>, int, int, int);     \
+#define ZEROPP_INSTANTIATE_ENCODER(T)                                                                 \
+  template void encoder_forward<T>(Vec<T>, CVec<int32_t>, CVec<T>, CVec<T>, int, int, int);           \
+  template void encoder_backward<T>(Vec<T>, Vec<T>, CVec<T>, CVec<int32_t>, int, int, int);           \
+  template void encoder_forward_reference<T>(Vec<T>, CVec<int32_t>, CVec<T>, CVec<T>, int, int, int); \
   template void encoder_backward_reference<T>(Vec<T>, Vec<T>, CVec<T>, CVec<int32_t>, int, int, int);
 ZEROPP_INSTANTIATE_ENCODER(float)
 ZEROPP_INSTANTIATE_ENCODER(double)

@@ -26,7 +26,7 @@ void encoder_forward_reference(Vec<T> out, CVec<int32_t> tokens, CVec<T> wte, CV
                                int C);
 
 template <class T>
-void encoder_backward_reference(Vec<T> dwte, Vec<T> dwpe, CVec<T> dout, CVec<int32_t> tokens, int B,
-                                int Tn, int C);
+void encoder_backward_reference(Vec<T> dwte, Vec<T> dwpe, CVec<T> dout, CVec<int32_t> tokens, int B, int Tn,
+                                int C);
 
 }  // namespace zeropp

@@ -7,6 +7,15 @@ namespace zeropp {
 namespace {
 constexpr double kSqrt2OverPi = 0.79788456080286535588;  // sqrt(2/pi)
 constexpr double kCubic = 0.044715;
+
+// tanh(u) = 1 - 2/(exp(2u)+1): glibc's tanhf is ~6x slower than its expf and
+// this GELU runs over [B,Tn,4C] every layer. Saturates correctly (exp -> inf
+// gives 1, exp -> 0 gives -1); near 0 it loses relative but not absolute
+// accuracy, which is what 0.5x(1+tanh) needs.
+template <class T>
+KOKKOS_INLINE_FUNCTION T fast_tanh(T u) {
+  return T(1) - T(2) / (Kokkos::Experimental::exp(T(2) * u) + T(1));
+}
 }  // namespace
 
 template <class T>
@@ -17,7 +26,7 @@ void gelu_forward(Vec<T> out, CVec<T> inp, int64_t n) {
       "gelu_forward", Range(0, n), KOKKOS_LAMBDA(const int64_t i) {
         const T xi = x[i];
         const T u = T(kSqrt2OverPi) * (xi + T(kCubic) * xi * xi * xi);
-        o[i] = T(0.5) * xi * (T(1) + Kokkos::Experimental::tanh(u));
+        o[i] = T(0.5) * xi * (T(1) + fast_tanh(u));
       });
 }
 
@@ -30,7 +39,7 @@ void gelu_backward(Vec<T> dinp, CVec<T> inp, CVec<T> dout, int64_t n) {
       "gelu_backward", Range(0, n), KOKKOS_LAMBDA(const int64_t i) {
         const T xi = x[i];
         const T u = T(kSqrt2OverPi) * (xi + T(kCubic) * xi * xi * xi);
-        const T th = Kokkos::Experimental::tanh(u);
+        const T th = fast_tanh(u);
         const T du = T(kSqrt2OverPi) * (T(1) + T(3 * kCubic) * xi * xi);
         dx[i] += dy[i] * (T(0.5) * (T(1) + th) + T(0.5) * xi * (T(1) - th * th) * du);
       });
@@ -50,15 +59,15 @@ void gelu_backward_reference(Vec<T> dinp, CVec<T> inp, CVec<T> dout, int64_t n) 
     const T x = inp(i);
     const T th = std::tanh(T(kSqrt2OverPi) * (x + T(kCubic) * x * x * x));
     const T sech2 = T(1) - th * th;
-    dinp(i) += dout(i) * (T(0.5) * (T(1) + th) +
-                          T(0.5) * x * sech2 * T(kSqrt2OverPi) * (T(1) + T(3 * kCubic) * x * x));
+    dinp(i) += dout(i) *
+               (T(0.5) * (T(1) + th) + T(0.5) * x * sech2 * T(kSqrt2OverPi) * (T(1) + T(3 * kCubic) * x * x));
   }
 }
 
-#define ZEROPP_INSTANTIATE_GELU(T)                                              \
-  template void gelu_forward<T>(Vec<T>, CVec<T>, int64_t);                      \
-  template void gelu_backward<T>(Vec<T>, CVec<T>, CVec<T>, int64_t);            \
-  template void gelu_forward_reference<T>(Vec<T>, CVec<T>, int64_t);            \
+#define ZEROPP_INSTANTIATE_GELU(T)                                   \
+  template void gelu_forward<T>(Vec<T>, CVec<T>, int64_t);           \
+  template void gelu_backward<T>(Vec<T>, CVec<T>, CVec<T>, int64_t); \
+  template void gelu_forward_reference<T>(Vec<T>, CVec<T>, int64_t); \
   template void gelu_backward_reference<T>(Vec<T>, CVec<T>, CVec<T>, int64_t);
 ZEROPP_INSTANTIATE_GELU(float)
 ZEROPP_INSTANTIATE_GELU(double)

@@ -11,8 +11,8 @@ constexpr int kChunk = 64;
 }  // namespace
 
 template <class T>
-void layernorm_forward(Vec<T> out, Vec<T> mean, Vec<T> rstd, CVec<T> inp, CVec<T> weight, CVec<T> bias,
-                       int N, int C) {
+void layernorm_forward(Vec<T> out, Vec<T> mean, Vec<T> rstd, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N,
+                       int C) {
   T* o = out.data();
   T* mu = mean.data();
   T* rs = rstd.data();
@@ -36,8 +36,8 @@ void layernorm_forward(Vec<T> out, Vec<T> mean, Vec<T> rstd, CVec<T> inp, CVec<T
 }
 
 template <class T>
-void layernorm_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp,
-                        CVec<T> weight, CVec<T> mean, CVec<T> rstd, int N, int C) {
+void layernorm_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp, CVec<T> weight,
+                        CVec<T> mean, CVec<T> rstd, int N, int C) {
   T* dx = dinp.data();
   T* dw = dweight.data();
   T* db = dbias.data();
@@ -118,14 +118,13 @@ void layernorm_backward_reference(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVe
   }
 }
 
-#define ZEROPP_INSTANTIATE_LAYERNORM(T)                                                                \
-  template void layernorm_forward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int);     \
-  template void layernorm_backward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, CVec<T>,      \
-                                      CVec<T>, int, int);                                              \
-  template void layernorm_forward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, \
-                                               int);                                                   \
-  template void layernorm_backward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>,     \
-                                                CVec<T>, CVec<T>, int, int);
+#define ZEROPP_INSTANTIATE_LAYERNORM(T)                                                                      \
+  template void layernorm_forward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int);           \
+  template void layernorm_backward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, CVec<T>, CVec<T>,   \
+                                      int, int);                                                             \
+  template void layernorm_forward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int); \
+  template void layernorm_backward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, CVec<T>,  \
+                                                CVec<T>, int, int);
 ZEROPP_INSTANTIATE_LAYERNORM(float)
 ZEROPP_INSTANTIATE_LAYERNORM(double)
 

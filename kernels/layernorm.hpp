@@ -19,12 +19,12 @@
 namespace zeropp {
 
 template <class T>
-void layernorm_forward(Vec<T> out, Vec<T> mean, Vec<T> rstd, CVec<T> inp, CVec<T> weight, CVec<T> bias,
-                       int N, int C);
+void layernorm_forward(Vec<T> out, Vec<T> mean, Vec<T> rstd, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N,
+                       int C);
 
 template <class T>
-void layernorm_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp,
-                        CVec<T> weight, CVec<T> mean, CVec<T> rstd, int N, int C);
+void layernorm_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp, CVec<T> weight,
+                        CVec<T> mean, CVec<T> rstd, int N, int C);
 
 template <class T>
 void layernorm_forward_reference(Vec<T> out, Vec<T> mean, Vec<T> rstd, CVec<T> inp, CVec<T> weight,

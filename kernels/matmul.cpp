@@ -85,11 +85,11 @@ void matmul_backward_reference(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T
     }
 }
 
-#define ZEROPP_INSTANTIATE_MATMUL(T)                                                                        \
-  template void matmul_forward<T>(Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, Trans);                 \
+#define ZEROPP_INSTANTIATE_MATMUL(T)                                                                         \
+  template void matmul_forward<T>(Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, Trans);                  \
   template void matmul_backward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, Trans); \
-  template void matmul_forward_reference<T>(Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, Trans);       \
-  template void matmul_backward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int,   \
+  template void matmul_forward_reference<T>(Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, Trans);        \
+  template void matmul_backward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int,    \
                                              int, Trans);
 ZEROPP_INSTANTIATE_MATMUL(float)
 ZEROPP_INSTANTIATE_MATMUL(double)

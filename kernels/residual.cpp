@@ -36,9 +36,9 @@ void residual_backward_reference(Vec<T> da, Vec<T> db, CVec<T> dout, int64_t n) 
   }
 }
 
-#define ZEROPP_INSTANTIATE_RESIDUAL(T)                                          \
-  template void residual_forward<T>(Vec<T>, CVec<T>, CVec<T>, int64_t);         \
-  template void residual_backward<T>(Vec<T>, Vec<T>, CVec<T>, int64_t);         \
+#define ZEROPP_INSTANTIATE_RESIDUAL(T)                                            \
+  template void residual_forward<T>(Vec<T>, CVec<T>, CVec<T>, int64_t);           \
+  template void residual_backward<T>(Vec<T>, Vec<T>, CVec<T>, int64_t);           \
   template void residual_forward_reference<T>(Vec<T>, CVec<T>, CVec<T>, int64_t); \
   template void residual_backward_reference<T>(Vec<T>, Vec<T>, CVec<T>, int64_t);
 ZEROPP_INSTANTIATE_RESIDUAL(float)

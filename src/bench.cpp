@@ -1,3 +1,116 @@
 #include "src/bench.hpp"
-// placeholder until the engine lands
-namespace zeropp { int run_bench_step(const Config&, int) { return 0; } }
+
+#include <mpi.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "kernels/gemm.hpp"
+#include "src/errors.hpp"
+#include "src/logging.hpp"
+#include "src/optimizer.hpp"
+#include "src/train.hpp"
+
+namespace zeropp {
+
+namespace {
+
+// One GEMM shape of the model and how often a training step runs it.
+struct Shape {
+  Trans ta, tb;
+  int M, N, K;
+  int per_step;
+};
+
+// Every GEMM of one micro-batch's forward and backward (matmul.cpp's calls):
+// each linear layer runs out = in·W, din = dout·W^T and dW = in^T·dout.
+std::vector<Shape> model_shapes(const ModelConfig& m, int BT) {
+  const int C = m.n_embd, V = m.vocab_size, L = m.n_layer;
+  std::vector<Shape> s;
+  const auto linear = [&](int in, int out, int count) {
+    s.push_back({Trans::N, Trans::N, BT, out, in, count});  // forward
+    s.push_back({Trans::N, Trans::T, BT, in, out, count});  // input gradient
+    s.push_back({Trans::T, Trans::N, in, out, BT, count});  // weight gradient
+  };
+  linear(C, 3 * C, L);
+  linear(C, C, L);
+  linear(C, 4 * C, L);
+  linear(4 * C, C, L);
+  s.push_back({Trans::N, Trans::T, BT, V, C, 1});  // LM head forward: lnf·wte^T
+  s.push_back({Trans::N, Trans::N, BT, C, V, 1});  // dlnf = dlogits·wte
+  s.push_back({Trans::T, Trans::N, V, C, BT, 1});  // dwte = dlogits^T·lnf
+  return s;
+}
+
+// GFLOP/s of the GEMM library on the model's shape mix: total FLOPs of one
+// step's GEMMs over the time they take (each timed `reps` times, best kept).
+double gemm_gflops(const ModelConfig& m, int BT, int reps) {
+  const auto shapes = model_shapes(m, BT);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1, 1);
+  double flops = 0, seconds = 0;
+  for (const Shape& sh : shapes) {
+    std::vector<float> A(size_t(sh.M) * sh.K), B(size_t(sh.K) * sh.N), C(size_t(sh.M) * sh.N);
+    for (auto* v : {&A, &B})
+      for (auto& x : *v) x = u(rng);
+    const int lda = sh.ta == Trans::N ? sh.K : sh.M, ldb = sh.tb == Trans::N ? sh.N : sh.K;
+    double best = 1e30;
+    for (int r = 0; r < reps; ++r) {
+      const double t0 = MPI_Wtime();
+      gemm(sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.0f, A.data(), lda, B.data(), ldb, 0.0f, C.data(), sh.N);
+      best = std::min(best, MPI_Wtime() - t0);
+    }
+    flops += 2.0 * sh.M * sh.N * sh.K * sh.per_step;
+    seconds += best * sh.per_step;
+  }
+  return flops / seconds * 1e-9;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+int run_bench_step(const Config& cfg, int steps) {
+  if (steps < 1) throw Error("bench step: --steps must be at least 1, got " + std::to_string(steps));
+  Run run(cfg);
+  const auto& t = cfg.train;
+  const double tokens = double(t.batch_size) * t.seq_len * t.grad_accum * run.topo.P;
+  const double flops_per_token = 3 * forward_flops_per_token(cfg.model, t.seq_len);
+  std::vector<double> ms;
+  for (int s = 0; s <= steps; ++s) {  // step 0 warms up and is not timed
+    ZCHECK_MPI(MPI_Barrier(run.topo.world.get()));
+    const double t0 = MPI_Wtime();
+    run.engine.train_step(s, *run.train, learning_rate(cfg.optim, s, steps + 1));
+    ZCHECK_MPI(MPI_Barrier(run.topo.world.get()));
+    if (s > 0) ms.push_back((MPI_Wtime() - t0) * 1e3);
+  }
+  const double step_ms = median(ms);
+  const double step_gflops = flops_per_token * tokens / (step_ms * 1e-3) * 1e-9 / run.topo.P;
+  const double lib_gflops = gemm_gflops(cfg.model, t.batch_size * t.seq_len, 3);
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  double peak = double(ru.ru_maxrss) * 1024, peak_max = 0;
+  ZCHECK_MPI(MPI_Reduce(&peak, &peak_max, 1, MPI_DOUBLE, MPI_MAX, 0, run.topo.world.get()));
+  log_table("zeropp bench step", {
+                                     {"ranks", run.topo.describe()},
+                                     {"BLAS", gemm_backend_name()},
+                                     {"steps timed", std::to_string(steps) + " (after 1 warm-up step)"},
+                                     {"median step", std::to_string(step_ms) + " ms"},
+                                     {"tokens/s", std::to_string(tokens / (step_ms * 1e-3))},
+                                     {"model GFLOP/s per rank", std::to_string(step_gflops)},
+                                     {"GEMM GFLOP/s (same shapes)", std::to_string(lib_gflops)},
+                                     {"ratio model/GEMM", std::to_string(step_gflops / lib_gflops)},
+                                     {"peak RSS (max over ranks)", human_bytes(peak_max)},
+                                 });
+  log0("bench step | %.2f ms/step | %.0f tok/s | %.2f GFLOP/s/rank | GEMM %.2f GFLOP/s | ratio %.3f\n", step_ms,
+       tokens / (step_ms * 1e-3), step_gflops, lib_gflops, step_gflops / lib_gflops);
+  return kExitOk;
+}
+
+}  // namespace zeropp

@@ -269,8 +269,8 @@ Request::~Request() {
   if (op_) op_->comm.wait(*this);
 }
 
-Communicator::Communicator(double timeout_s, int64_t max_message_bytes)
-    : world_rank_(zeropp::world_rank()), timeout_s_(timeout_s), max_message_bytes_(max_message_bytes) {
+Communicator::Communicator(int world_rank, double timeout_s, int64_t max_message_bytes)
+    : world_rank_(world_rank), timeout_s_(timeout_s), max_message_bytes_(max_message_bytes) {
   if (max_message_bytes_ < 1 || max_message_bytes_ > INT32_MAX)
     throw Error("communicator: max_message_bytes must be in [1, INT_MAX], got " +
                 std::to_string(max_message_bytes));

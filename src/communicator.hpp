@@ -5,11 +5,14 @@
 // each rank counts the bytes it SENDS, split by whether the receiver is on its
 // own node (intra) or another (inter), per collective kind and purpose.
 //
-// Algorithms and closed-form bytes sent per rank, for a group of p members
-// (group rank order = world order, node-major) and b = bytes of one slice:
-//   all-gather      ring to member (i+1) mod p, p−1 hops: (p−1)·b. On the world
-//                   group with Y > 1 nodes only local rank X−1 sends across a
-//                   node boundary: (p−1)·b inter for it, (p−1)·b intra for the rest.
+// Algorithms and closed-form bytes sent per rank i, for a group of p members
+// (group rank order = world order, node-major) and b = bytes of one slice
+// (a unit of U = p·b bytes):
+//   all-gather      ring to member (i+1) mod p, p−1 hops: (p−1)·b = (p−1)/p·U,
+//                   all inter when member i+1 is on another node, else all intra.
+//                   World group, Y > 1 nodes: only local rank X−1 crosses a node
+//                   boundary, so the job sends Y·(p−1)·b ≈ one unit per node
+//                   across nodes. Node group: all intra; cross group: all inter.
 //   reduce-scatter  ring, p−1 hops, each sending one partial-sum slice of n
 //                   elements in the wire dtype: (p−1)·n·sizeof(wire), split as
 //                   for all-gather. Block s is summed in the order
@@ -34,10 +37,10 @@
 // collective, purpose, unit and step when a collective has not finished
 // timeout_s after it started.
 //
-// Backend seam: the collectives are state machines over post_send/post_recv/
-// test of one hop (communicator.cpp); an NCCL backend replaces those three
-// (ncclSend/ncclRecv in a group, an event per hop) and the fp32 sum kernel,
-// keeping schedules and accounting.
+// Backend seam: each collective is a state machine of hops (Request::Op in
+// communicator.cpp) whose messages go through Op::send/Op::recv and complete in
+// advance(); an NCCL backend replaces those three (ncclSend/ncclRecv in a
+// group, an event per hop) and the fp32 sums, keeping schedules and accounting.
 #pragma once
 
 #include <mpi.h>
@@ -53,7 +56,7 @@
 
 namespace zeropp {
 
-// Wire dtypes. I4 packs two 4-bit values per byte (element 2i in the low nibble).
+// Wire dtypes; payloads are opaque here. I4 holds two 4-bit values per byte.
 enum class DType { F32, BF16, I8, I4 };
 int64_t bytes_of(DType t, int64_t count);  // I4: count must be even
 const char* name_of(DType t);
@@ -132,7 +135,8 @@ class Request {
 
 class Communicator {
  public:
-  explicit Communicator(double timeout_s = 600, int64_t max_message_bytes = int64_t(1) << 30);
+  // world_rank names this rank in watchdog messages and selects it for set_stall.
+  explicit Communicator(int world_rank, double timeout_s = 600, int64_t max_message_bytes = int64_t(1) << 30);
   Communicator(const Communicator&) = delete;  // requests point at it
   Communicator& operator=(const Communicator&) = delete;
 
@@ -145,7 +149,8 @@ class Communicator {
 
   // Ring reduce-scatter: in holds p·n fp32 values (block i for member i); out
   // receives the sum over members of this rank's block. wire is F32 or BF16.
-  // in must stay untouched until completion; it is not modified.
+  // in must stay untouched until completion; it is not modified. out may be
+  // this rank's block of in.
   Request start_reduce_scatter(Group& g, const float* in, float* out, int64_t n, DType wire, Purpose purpose,
                                const std::string& label);
   void reduce_scatter(Group& g, const float* in, float* out, int64_t n, DType wire, Purpose purpose,

@@ -23,7 +23,7 @@ MPI_Comm UniqueComm::release() {
 
 void UniqueComm::reset() {
   int finalized = 0;
-  MPI_Finalized(&finalized);
+  ZCHECK_MPI(MPI_Finalized(&finalized));
   if (comm_ != MPI_COMM_NULL && !finalized) ZCHECK_MPI(MPI_Comm_free(&comm_));
   comm_ = MPI_COMM_NULL;
 }

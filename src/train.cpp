@@ -58,32 +58,42 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
 
 }  // namespace
 
+namespace {
+std::unique_ptr<DataLoader> open_loader(const Config& cfg, const Topology& topo, bool validation) {
+  const auto& t = cfg.train;
+  if (validation)
+    return cfg.data.val.empty() || t.val_batches == 0
+               ? nullptr
+               : std::make_unique<DataLoader>(DataLoader::validation(cfg.data.val, t.batch_size, t.seq_len,
+                                                                     topo.rank, topo.P, cfg.model.vocab_size));
+  return std::make_unique<DataLoader>(cfg.data.train, t.batch_size, t.seq_len, topo.rank, topo.P, t.grad_accum,
+                                      cfg.model.vocab_size, cfg.data.shuffle, uint64_t(t.seed));
+}
+}  // namespace
+
+Run::Run(const Config& cfg)
+    : topo(cfg.zero.ranks_per_node),
+      train(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, false); })),
+      val(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, true); })),
+      comm(topo.rank, cfg.comm.timeout_s),
+      model(cfg.model, cfg.train.batch_size, cfg.train.seq_len),
+      engine(cfg, topo, comm, model) {
+  engine.init_weights(uint64_t(cfg.train.seed));
+}
+
 int run_training(const Config& cfg, const std::string& deck_path) {
   const auto& t = cfg.train;
-  const Topology topo(cfg.zero.ranks_per_node);
-  // Inputs are checked on every rank before anything is written.
-  auto loaders = collectively(topo.world.get(), [&] {
-    std::vector<DataLoader> l;
-    l.emplace_back(cfg.data.train, t.batch_size, t.seq_len, topo.rank, topo.P, t.grad_accum,
-                   cfg.model.vocab_size, cfg.data.shuffle, uint64_t(t.seed));
-    if (!cfg.data.val.empty() && t.val_batches > 0)
-      l.push_back(DataLoader::validation(cfg.data.val, t.batch_size, t.seq_len, topo.rank, topo.P,
-                                         cfg.model.vocab_size));
-    return l;
-  });
-  const DataLoader& train = loaders[0];
-  const DataLoader* val = loaders.size() > 1 ? &loaders[1] : nullptr;
+  Run run(cfg);
+  const Topology& topo = run.topo;
+  Engine& engine = run.engine;
+  const DataLoader& train = *run.train;
+  const DataLoader* val = run.val.get();
   collectively(topo.world.get(), [&] {
     if (topo.rank == 0) {
       make_run_dir(t.out_dir);
       write_text_atomic(t.out_dir, "config.toml", to_toml(cfg));
     }
   });
-
-  Communicator comm(topo.rank, cfg.comm.timeout_s);
-  GPT<float> model(cfg.model, t.batch_size, t.seq_len);
-  Engine engine(cfg, topo, comm, model);
-  engine.init_weights(uint64_t(t.seed));
   log_table("zeropp training", startup_rows(cfg, deck_path, topo, engine));
 
   const double flops_per_token = 3 * forward_flops_per_token(cfg.model, t.seq_len);

@@ -5,11 +5,34 @@
 // train.val_every steps and at the end, and prints a generated sample.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "io/data_loader.hpp"
+#include "src/communicator.hpp"
 #include "src/config.hpp"
+#include "src/engine.hpp"
+#include "src/model.hpp"
+#include "src/topology.hpp"
 
 namespace zeropp {
+
+// Everything a run holds, built in dependency order; the engine refers to
+// the topology, communicator and model, so a Run is never moved.
+struct Run {
+  Topology topo;
+  std::unique_ptr<DataLoader> train, val;  // val: null without validation
+  Communicator comm;
+  GPT<float> model;
+  Engine engine;
+
+  // Checks the inputs on every rank (one agreed error), then builds and
+  // initialises. Writes nothing.
+  explicit Run(const Config& cfg);
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+};
 
 // Returns the process exit status. Collective over MPI_COMM_WORLD.
 int run_training(const Config& cfg, const std::string& deck_path);

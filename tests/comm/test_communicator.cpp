@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
-#include <random>
 
 #include "src/bf16.hpp"
 #include "src/communicator.hpp"
@@ -29,8 +28,10 @@ std::vector<int> layouts() {
 
 // Member m's input: a function of (m, i) so every rank can compute expectations.
 float value(int m, int64_t i) {
-  std::mt19937 gen(uint32_t(m * 7919 + i));
-  return std::uniform_real_distribution<float>(-1.0f, 1.0f)(gen);
+  uint64_t z = uint64_t(m) * 0x9e3779b97f4a7c15ull + uint64_t(i) * 0xbf58476d1ce4e5b9ull;  // splitmix64
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return float(int64_t(z >> 40) - (int64_t(1) << 23)) / float(1 << 23);  // in [-1, 1)
 }
 
 // Closed form of a ring collective: (p-1)·b to the next member, inter when it is on another node.
@@ -78,7 +79,7 @@ TEST_CASE("groups know their members' world ranks and nodes", "[comm]") {
 }
 
 TEST_CASE("ring all-gather: exact bytes, closed-form counters", "[comm]") {
-  Communicator comm;
+  Communicator comm(world_rank());
   for (int X : layouts()) {
     Topology t(X);
     for (Group& g : groups(t))
@@ -100,7 +101,7 @@ TEST_CASE("ring all-gather: exact bytes, closed-form counters", "[comm]") {
 }
 
 TEST_CASE("world ring crosses nodes only from local rank X-1", "[comm]") {
-  Communicator comm;
+  Communicator comm(world_rank());
   for (int X : layouts()) {
     Topology t(X);
     Group g = Group::world(t);
@@ -120,7 +121,7 @@ TEST_CASE("world ring crosses nodes only from local rank X-1", "[comm]") {
 }
 
 TEST_CASE("in-place all-gather", "[comm]") {
-  Communicator comm;
+  Communicator comm(world_rank());
   Topology t(1);
   Group g = Group::world(t);
   std::vector<int> all(static_cast<size_t>(5 * t.P), -1);
@@ -131,7 +132,7 @@ TEST_CASE("in-place all-gather", "[comm]") {
 }
 
 TEST_CASE("ring reduce-scatter f32: exact sum in the documented order", "[comm]") {
-  Communicator comm;
+  Communicator comm(world_rank());
   for (int X : layouts()) {
     Topology t(X);
     for (Group& g : groups(t))
@@ -157,7 +158,7 @@ TEST_CASE("ring reduce-scatter f32: exact sum in the documented order", "[comm]"
 }
 
 TEST_CASE("ring reduce-scatter bf16 stays within ((p-1)·2^-8 + 2^-16)·Σ|x| of f32", "[comm]") {
-  Communicator comm;
+  Communicator comm(world_rank());
   for (int X : layouts()) {
     Topology t(X);
     Group g = Group::world(t);
@@ -187,7 +188,7 @@ TEST_CASE("ring reduce-scatter bf16 stays within ((p-1)·2^-8 + 2^-16)·Σ|x| of
 }
 
 TEST_CASE("pairwise all-to-all: exact blocks, closed-form counters", "[comm]") {
-  Communicator comm;
+  Communicator comm(world_rank());
   for (int X : layouts()) {
     Topology t(X);
     for (Group& g : groups(t))
@@ -215,7 +216,7 @@ TEST_CASE("pairwise all-to-all: exact blocks, closed-form counters", "[comm]") {
 }
 
 TEST_CASE("all-reduce: rank-order sum, identical bits on every rank", "[comm]") {
-  Communicator comm;
+  Communicator comm(world_rank());
   for (int X : layouts()) {
     Topology t(X);
     for (Group& g : groups(t)) {
@@ -250,7 +251,7 @@ TEST_CASE("all-reduce: rank-order sum, identical bits on every rank", "[comm]") 
 }
 
 TEST_CASE("broadcast from every root", "[comm]") {
-  Communicator comm;
+  Communicator comm(world_rank());
   for (int X : layouts()) {
     Topology t(X);
     for (Group& g : groups(t))
@@ -272,7 +273,7 @@ TEST_CASE("broadcast from every root", "[comm]") {
 }
 
 TEST_CASE("nonblocking all-gathers overlap and complete in any order", "[comm]") {
-  Communicator comm;
+  Communicator comm(world_rank());
   for (int X : layouts()) {
     Topology t(X);
     Group w = Group::world(t), n = Group::node(t);
@@ -305,7 +306,7 @@ TEST_CASE("nonblocking all-gathers overlap and complete in any order", "[comm]")
 }
 
 TEST_CASE("messages larger than the per-message limit are split", "[comm]") {
-  Communicator comm(600, 7);  // tiny limit: every buffer travels as many odd-sized pieces
+  Communicator comm(world_rank(), 600, 7);  // tiny limit: every buffer travels as many odd-sized pieces
   Topology t(1);
   Group g = Group::world(t);
   const int p = g.size(), r = g.rank();
@@ -321,11 +322,11 @@ TEST_CASE("messages larger than the per-message limit are split", "[comm]") {
   }
   comm.allgather(g, in.data(), all.data(), n, DType::F32, Purpose::Other, "big");
   for (int m = 0; m < p; ++m) REQUIRE(all[size_t(m * n + 5)] == float(m + 5));
-  CHECK_THROWS_AS(Communicator(600, int64_t(1) << 31), Error);
+  CHECK_THROWS_AS(Communicator(0, 600, int64_t(1) << 31), Error);
 }
 
 TEST_CASE("bad arguments are refused", "[comm]") {
-  Communicator comm;
+  Communicator comm(world_rank());
   Topology t(1);
   Group g = Group::world(t);
   std::vector<char> buf(static_cast<size_t>(16 * t.P));
@@ -339,7 +340,7 @@ TEST_CASE("bad arguments are refused", "[comm]") {
 
 // Run by the ctest entry comm_watchdog (2 ranks): rank 1 stalls at step 3, rank 0's watchdog must abort.
 TEST_CASE("watchdog aborts a stalled collective with one line", "[.watchdog]") {
-  Communicator comm(1.0);
+  Communicator comm(world_rank(), 1.0);
   Topology t(1);
   Group g = Group::world(t);
   comm.set_stall(1, 3);

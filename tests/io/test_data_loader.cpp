@@ -254,7 +254,8 @@ TEST_CASE("ranks read disjoint consecutive windows per the formula", "[io-mpi]")
   const int64_t bt = B * T;
   {
     DataLoader dl(path, B, T, rank, P, A, 65536, false, 0);
-    std::vector<int32_t> x(static_cast<size_t>(bt)), y(static_cast<size_t>(bt)), all_x(static_cast<size_t>(bt * P)), all_y(static_cast<size_t>(bt * P));
+    std::vector<int32_t> x(static_cast<size_t>(bt)), y(static_cast<size_t>(bt)),
+        all_x(static_cast<size_t>(bt * P)), all_y(static_cast<size_t>(bt * P));
     // Enough steps to wrap around the file several times.
     // Mismatches are counted, not REQUIREd, so a failing rank does not leave
     // the others waiting in the next Allgather.

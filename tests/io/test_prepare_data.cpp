@@ -61,7 +61,8 @@ std::string error_of(F&& f) {
 TEST_CASE("prepare_data writes byte tokens, the last fraction as validation", "[io]") {
   TempDir dir;
   std::string text;
-  for (int i = 0; i < 50; ++i) text += "In the beginning, line " + std::to_string(i) + ": caf\u00e9 \u2014 \U0001F600\n";
+  for (int i = 0; i < 50; ++i)
+    text += "In the beginning, line " + std::to_string(i) + ": caf\u00e9 \u2014 \U0001F600\n";
   const std::string input = write_text(dir.file("in.txt"), text);
   const std::string out = dir.file("nested/out");  // created with its parent
   for (double f : {0.05, 0.5, 0.013}) {

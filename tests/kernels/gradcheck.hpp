@@ -36,13 +36,6 @@ Buf<T> copy_of(CVec<T> v) {
   return b;
 }
 
-template <class T>
-Buf<T> converted(CVec<double> v) {
-  Buf<T> b("converted", v.size());
-  for (size_t i = 0; i < v.size(); ++i) b(i) = T(v(i));
-  return b;
-}
-
 // Tolerance for comparing a fast kernel with its reference in precision T.
 template <class T>
 constexpr double ref_tol() {

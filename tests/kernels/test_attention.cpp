@@ -11,7 +11,8 @@ TEMPLATE_TEST_CASE("attention matches the reference", "[kernels]", float, double
   std::mt19937 rng(7);
   for (auto [B, Tn, C, NH] : {std::array<int, 4>{2, 5, 15, 3}, {1, 1, 3, 3}, {2, 9, 8, 1}, {1, 6, 12, 4}}) {
     INFO("B=" << B << " Tn=" << Tn << " C=" << C << " NH=" << NH);
-    const int64_t nqkv = int64_t(B) * Tn * 3 * C, natt = int64_t(B) * NH * Tn * Tn, nout = int64_t(B) * Tn * C;
+    const int64_t nqkv = int64_t(B) * Tn * 3 * C, natt = int64_t(B) * NH * Tn * Tn,
+                  nout = int64_t(B) * Tn * C;
     auto qkv = random_buf<T>(nqkv, rng, -2, 2);
     // Garbage in the outputs: forward must overwrite every entry, masked ones included.
     auto out = random_buf<T>(nout, rng, 50, 60), pre = random_buf<T>(natt, rng, 50, 60),
@@ -56,7 +57,8 @@ TEST_CASE("attention is causal", "[kernels]") {
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < Tn; ++t) {
       double change = 0;
-      for (int c = 0; c < C; ++c) change = std::max(change, std::fabs(out((b * Tn + t) * C + c) - base((b * Tn + t) * C + c)));
+      for (int c = 0; c < C; ++c)
+        change = std::max(change, std::fabs(out((b * Tn + t) * C + c) - base((b * Tn + t) * C + c)));
       INFO("b=" << b << " t=" << t);
       if (b == 0 && t >= tf)
         REQUIRE(change > 1e-3);

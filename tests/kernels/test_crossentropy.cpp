@@ -88,5 +88,6 @@ TEST_CASE("softmax cross-entropy backward matches finite differences", "[kernels
   softmax_crossentropy_backward<double>(dlogits, probs, targets, dloss, N, V);
   check_gradient("logits", logits, dlogits, loss);
   loss();
-  check_accumulates({dlogits}, [&] { softmax_crossentropy_backward<double>(dlogits, probs, targets, dloss, N, V); });
+  check_accumulates({dlogits},
+                    [&] { softmax_crossentropy_backward<double>(dlogits, probs, targets, dloss, N, V); });
 }

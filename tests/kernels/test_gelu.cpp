@@ -49,3 +49,17 @@ TEST_CASE("gelu backward matches finite differences", "[kernels]") {
   check_gradient("inp", inp, dinp, loss);
   check_accumulates({dinp}, [&] { gelu_backward<double>(dinp, inp, R, n); });
 }
+
+TEST_CASE("gelu saturates without NaN for large |x|", "[kernels]") {
+  // exp(2u) overflows to inf for large positive x and underflows to 0 for large negative x.
+  Buf<float> inp("inp", 2), out("out", 2), dinp("dinp", 2), dout("dout", 2);
+  inp(0) = 60;
+  inp(1) = -60;
+  dout(0) = dout(1) = 1;
+  gelu_forward<float>(out, inp, 2);
+  gelu_backward<float>(dinp, inp, dout, 2);
+  REQUIRE(out(0) == 60.0f);
+  REQUIRE(out(1) == 0.0f);
+  REQUIRE(dinp(0) == 1.0f);
+  REQUIRE(dinp(1) == 0.0f);
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Bad input end to end: every case must exit non-zero on 2 ranks within the
+# time limit (no rank left hanging), print exactly one "zeropp: error:" line
+# naming the file, key or value, and leave an existing run folder untouched.
+set -uo pipefail
+: "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fails=0 passes=0
+
+# A valid deck on a small synthetic corpus, and a run folder with a sentinel.
+/usr/bin/python3 - "$work" <<'PY'
+import struct, sys, os
+d = sys.argv[1]
+def write(name, tokens, magic=20240520, version=1, count=None, cut=0):
+    hdr = [0] * 256
+    hdr[0], hdr[1], hdr[2] = magic, version, len(tokens) if count is None else count
+    data = struct.pack("<256i", *hdr) + struct.pack("<%dH" % len(tokens), *tokens)
+    open(os.path.join(d, name), "wb").write(data[:len(data) - cut])
+toks = [(i * 7) % 251 for i in range(4000)]
+write("good.bin", toks)
+write("magic.bin", toks, magic=12345)
+write("version.bin", toks, version=2)
+write("truncated.bin", toks, cut=100)
+write("short.bin", toks[:50])
+write("vocab.bin", toks[:2000] + [300] + toks[2000:])
+PY
+cat > "$work/deck.toml" <<TOML
+[model]
+vocab_size = 256
+max_seq_len = 32
+n_layer = 1
+n_head = 2
+n_embd = 16
+[train]
+batch_size = 2
+seq_len = 32
+steps = 2
+sample_tokens = 0
+out_dir = "$work/run"
+[data]
+train = "$work/good.bin"
+val = "$work/good.bin"
+TOML
+mkdir -p "$work/run"
+echo "sentinel" > "$work/run/config.toml"
+chmod 000 "$work/good.bin" 2>/dev/null; cp "$work/deck.toml" "$work/unreadable.toml"; chmod 000 "$work/unreadable.toml"
+chmod 644 "$work/good.bin"
+
+# expect_error NAME EXPECTED-SUBSTRING ARGS...: runs zeropp on 2 ranks.
+expect_error() {
+  local name=$1 want=$2
+  shift 2
+  local out err rc
+  out=$(timeout 120 "$MPIEXEC" -n 2 "$ZEROPP" "$@" 2> "$work/stderr")
+  rc=$?
+  err=$(cat "$work/stderr")
+  local lines
+  lines=$(grep -c '^zeropp: error:' <<< "$err")
+  if [[ $rc -eq 0 || $rc -eq 124 ]]; then
+    echo "FAIL $name: exit status $rc (want non-zero, not a timeout)"; fails=$((fails + 1)); return
+  fi
+  if [[ $lines -ne 1 ]] || ! grep -qF -- "$want" <<< "$err"; then
+    echo "FAIL $name: want one error line containing '$want', got:"; echo "$err" | head -5; fails=$((fails + 1)); return
+  fi
+  if [[ $(cat "$work/run/config.toml") != sentinel ]]; then
+    echo "FAIL $name: the existing run folder was modified"; fails=$((fails + 1)); return
+  fi
+  echo "ok   $name: $(grep '^zeropp: error:' <<< "$err")"
+  passes=$((passes + 1))
+}
+
+deck="$work/deck.toml"
+expect_error "missing deck" "$work/nope.toml" train "$work/nope.toml"
+if [[ $(id -u) -ne 0 ]]; then
+  expect_error "unreadable deck" "$work/unreadable.toml" train "$work/unreadable.toml"
+fi
+printf '[model]\nn_layers = 2\n' > "$work/unknown.toml"
+expect_error "unknown key" "unknown key 'model.n_layers'" train "$work/unknown.toml"
+printf '[train]\nsteps = "many"\n' > "$work/type.toml"
+expect_error "wrong type" "'train.steps' must be an integer" train "$work/type.toml"
+expect_error "unknown override" "unknown option --model.n_heads" train "$deck" --model.n_heads=2
+expect_error "override type" "--train.steps: expected an integer, got 'x'" train "$deck" --train.steps=x
+expect_error "heads not dividing C" "model.n_head = 3" train "$deck" --model.n_head=3
+expect_error "sequence longer than positions" "train.seq_len = 64" train "$deck" --train.seq_len=64
+expect_error "zero batch" "train.batch_size = 0" train "$deck" --train.batch_size=0
+expect_error "negative learning rate" "optim.lr = -0.1" train "$deck" --optim.lr=-0.1
+expect_error "data missing" "$work/none.bin" train "$deck" --data.train="$work/none.bin"
+expect_error "wrong magic" "$work/magic.bin" train "$deck" --data.train="$work/magic.bin"
+expect_error "wrong version" "$work/version.bin" train "$deck" --data.train="$work/version.bin"
+expect_error "truncated data" "$work/truncated.bin" train "$deck" --data.train="$work/truncated.bin"
+expect_error "too short for a window" "$work/short.bin" train "$deck" --data.train="$work/short.bin"
+expect_error "token id >= V" "300" train "$deck" --data.train="$work/vocab.bin"
+expect_error "bad validation file" "$work/magic.bin" train "$deck" --data.val="$work/magic.bin"
+expect_error "ranks_per_node not dividing P" "zero.ranks_per_node" train "$deck" --zero.ranks_per_node=3
+expect_error "prepare-data missing input" "$work/none.txt" prepare-data --input "$work/none.txt" --out-dir "$work/prep"
+
+# Usage errors are CLI11's: a non-zero status and a message, no hang.
+if timeout 60 "$MPIEXEC" -n 2 "$ZEROPP" train > /dev/null 2>&1; then
+  echo "FAIL usage: 'zeropp train' without a deck succeeded"; fails=$((fails + 1))
+else
+  passes=$((passes + 1))
+fi
+echo "$passes passed, $fails failed"
+[[ $fails -eq 0 ]]
