@@ -61,20 +61,36 @@ target_link_libraries(zeropp_hdf5 INTERFACE ${HDF5_LIBRARIES} MPI::MPI_C)
 target_compile_definitions(zeropp_hdf5 INTERFACE ${HDF5_DEFINITIONS})
 
 # --- CPU BLAS (CBLAS interface) ---------------------------------------------
+# BLA_VENDOR=OpenBLAS (default; libopenblas-dev) or FLAME (CMake's name for
+# BLIS; libblis-dev). Each ships its own cblas.h, so the header is looked up
+# in the chosen vendor's directory first (HINTS come before the system
+# /usr/include/x86_64-linux-gnu/cblas.h, an alternatives link to one of them).
 set(BLA_VENDOR OpenBLAS CACHE STRING "BLAS vendor (OpenBLAS, FLAME for BLIS, ...)")
 find_package(BLAS REQUIRED)
+if(BLA_VENDOR STREQUAL "FLAME")
+  set(_cblas_dirs /usr/include/x86_64-linux-gnu/blis-openmp /usr/include/x86_64-linux-gnu/blis-pthread
+                  /usr/include/x86_64-linux-gnu/blis-serial /usr/include/blis)
+  set(_cblas_pkg libblis-dev)
+else()
+  set(_cblas_dirs /usr/include/x86_64-linux-gnu/openblas-pthread /usr/include/openblas)
+  set(_cblas_pkg libopenblas-dev)
+endif()
 find_path(ZEROPP_CBLAS_INCLUDE cblas.h
-  PATHS /usr/include/x86_64-linux-gnu/openblas-pthread /usr/include/x86_64-linux-gnu /usr/include
+  HINTS ${_cblas_dirs}
+  PATHS /usr/include/x86_64-linux-gnu /usr/include
   PATH_SUFFIXES openblas blis)
 if(NOT ZEROPP_CBLAS_INCLUDE)
-  message(FATAL_ERROR "cblas.h not found; install libopenblas-dev")
+  message(FATAL_ERROR "cblas.h not found for BLA_VENDOR=${BLA_VENDOR}; install ${_cblas_pkg}")
 endif()
+message(STATUS "BLAS (${BLA_VENDOR}): ${BLAS_LIBRARIES}, cblas.h in ${ZEROPP_CBLAS_INCLUDE}")
 add_library(zeropp_blas INTERFACE)
 add_library(zeropp::blas ALIAS zeropp_blas)
 target_include_directories(zeropp_blas SYSTEM INTERFACE ${ZEROPP_CBLAS_INCLUDE})
 target_link_libraries(zeropp_blas INTERFACE ${BLAS_LIBRARIES})
 if(BLA_VENDOR STREQUAL "OpenBLAS")
   target_compile_definitions(zeropp_blas INTERFACE ZEROPP_BLAS_OPENBLAS)
+elseif(BLA_VENDOR STREQUAL "FLAME")
+  target_compile_definitions(zeropp_blas INTERFACE ZEROPP_BLAS_BLIS)
 endif()
 
 # --- CLI11 and toml++ -------------------------------------------------------

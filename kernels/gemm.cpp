@@ -1,6 +1,9 @@
 #include "kernels/gemm.hpp"
 
 #include <cblas.h>
+#ifdef ZEROPP_BLAS_BLIS
+#include <blis.h>
+#endif
 
 namespace zeropp {
 
@@ -52,6 +55,10 @@ std::string gemm_backend_name() {
 #ifdef ZEROPP_BLAS_OPENBLAS
   return std::string(openblas_get_config()) + " (" + std::to_string(openblas_get_num_threads()) +
          " threads)";
+#elif defined(ZEROPP_BLAS_BLIS)
+  const long n = long(bli_thread_get_num_threads());
+  return std::string("BLIS ") + bli_info_get_version_str() + " " + bli_arch_string(bli_arch_query_id()) + " (" +
+         std::to_string(n) + (n == 1 ? " thread)" : " threads)");
 #else
   return "CBLAS";
 #endif

@@ -69,6 +69,8 @@ std::vector<Field> fields(Config& c) {
       I("zero.ranks_per_node", c.zero.ranks_per_node),
       S("zero.comm_dtype", c.zero.comm_dtype),
       F("comm.timeout_s", c.comm.timeout_s),
+      I("comm.fault_stall_rank", c.comm.fault_stall_rank),
+      L("comm.fault_stall_step", c.comm.fault_stall_step),
   };
 }
 

@@ -62,6 +62,10 @@ struct ZeroConfig {
 
 struct CommConfig {
   double timeout_s = 600;  // a collective that takes longer aborts the job
+  // Fault injection (tests of the watchdog): this rank stalls forever before
+  // its first collective of this step. -1: off.
+  int fault_stall_rank = -1;
+  int64_t fault_stall_step = 0;
 };
 
 struct Config {

@@ -57,9 +57,9 @@ std::optional<std::string> check_detected(MPI_Comm world, MPI_Comm node_comm, in
 
 }  // namespace
 
-Topology::Topology(int ranks_per_node) {
+Topology::Topology(int ranks_per_node, MPI_Comm base) {
   MPI_Comm w = MPI_COMM_NULL;
-  ZCHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &w));
+  ZCHECK_MPI(MPI_Comm_dup(base, &w));
   world = UniqueComm(w);
   ZCHECK_MPI(MPI_Comm_size(w, &P));
   ZCHECK_MPI(MPI_Comm_rank(w, &rank));

@@ -31,8 +31,9 @@ class UniqueComm {
 };
 
 struct Topology {
-  // Collective over MPI_COMM_WORLD. ranks_per_node = 0 detects nodes.
-  explicit Topology(int ranks_per_node = 0);
+  // Collective over `base` (a duplicate becomes `world`). ranks_per_node = 0
+  // detects nodes. Tests pass MPI_COMM_SELF to run a one-rank reference.
+  explicit Topology(int ranks_per_node = 0, MPI_Comm base = MPI_COMM_WORLD);
 
   int P = 1, X = 1, Y = 1;  // ranks, ranks per node, nodes
   int rank = 0;             // world rank

@@ -71,14 +71,15 @@ std::unique_ptr<DataLoader> open_loader(const Config& cfg, const Topology& topo,
 }
 }  // namespace
 
-Run::Run(const Config& cfg)
-    : topo(cfg.zero.ranks_per_node),
+Run::Run(const Config& cfg, MPI_Comm base)
+    : topo(cfg.zero.ranks_per_node, base),
       train(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, false); })),
       val(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, true); })),
       comm(topo.rank, cfg.comm.timeout_s),
       model(cfg.model, cfg.train.batch_size, cfg.train.seq_len),
       engine(cfg, topo, comm, model) {
   engine.init_weights(uint64_t(cfg.train.seed));
+  if (cfg.comm.fault_stall_rank >= 0) comm.set_stall(cfg.comm.fault_stall_rank, cfg.comm.fault_stall_step);
 }
 
 int run_training(const Config& cfg, const std::string& deck_path) {

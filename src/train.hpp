@@ -29,7 +29,7 @@ struct Run {
 
   // Checks the inputs on every rank (one agreed error), then builds and
   // initialises. Writes nothing.
-  explicit Run(const Config& cfg);
+  explicit Run(const Config& cfg, MPI_Comm base = MPI_COMM_WORLD);
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
 };

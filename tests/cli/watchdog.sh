@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# A stalled rank (fault injection) must not hang the job: the others'
+# watchdog aborts it with one line naming the rank, collective, unit and step.
+set -uo pipefail
+: "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$ZEROPP_SOURCE_DIR"
+[[ -s data/kjv/train.bin ]] || { echo "data/kjv/train.bin missing: run scripts/prepare-corpus"; exit 1; }
+start=$(date +%s)
+timeout 120 "$MPIEXEC" -n 4 "$ZEROPP" train inputs/default.toml --zero.ranks_per_node=2 --train.steps=5 --log.every=1 \
+  --train.sample_tokens=0 --data.val= --train.out_dir="$work/run" --comm.timeout_s=3 \
+  --comm.fault_stall_rank=3 --comm.fault_stall_step=2 > "$work/out" 2> "$work/err"
+rc=$?
+cat "$work/out" "$work/err"
+elapsed=$(( $(date +%s) - start ))
+if [[ $rc -eq 0 || $rc -eq 124 ]]; then echo "FAIL: exit status $rc (want the watchdog's abort)"; exit 1; fi
+if ! grep -qE "^zeropp: rank [0-2]: all-gather \(forward gather\) of unit 'embeddings' at step 2 did not complete within 3 s; aborting" "$work/err"; then
+  echo "FAIL: the watchdog's message is missing"; exit 1
+fi
+grep -q '^step 2/5' "$work/out" || { echo "FAIL: steps before the stall did not run"; exit 1; }
+echo "watchdog fired after ${elapsed}s"
+echo "1 passed, 0 failed"
