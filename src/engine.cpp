@@ -197,7 +197,7 @@ StepStats Engine::train_step(int64_t step, const DataLoader& loader, double lr) 
   const int64_t bt = int64_t(B) * T;
   auto in_h = Kokkos::create_mirror_view(I.inputs);
   auto tg_h = Kokkos::create_mirror_view(I.targets);
-  double sums[2] = {0, 0};  // loss, squared gradient norm
+  double sums[3] = {0, 0, 0};  // loss, squared gradient norm, cross-node bytes
   for (int m = 0; m < A; ++m) {
     loader.batch(step, m, in_h.data(), tg_h.data());
     Kokkos::deep_copy(I.inputs, in_h);
@@ -209,10 +209,12 @@ StepStats Engine::train_step(int64_t step, const DataLoader& loader, double lr) 
   }
   sums[0] /= A;
   for (auto& s : I.units) sums[1] += sum_squares<float>(CVec<float>(s.grad.data(), s.slice), s.slice);
-  I.comm.allreduce_sum(I.world, sums, 2, Purpose::Other, "loss+norm");
+  sums[2] = double(I.comm.counters().total().inter);
+  I.comm.allreduce_sum(I.world, sums, 3, Purpose::Other, "loss+norm+bytes");
   StepStats st;
   st.loss = sums[0] / I.topo.P;
   st.grad_norm = std::sqrt(sums[1]);
+  st.inter_node_bytes_all = sums[2];
   const double clip = cfg_.optim.grad_clip;
   const float scale = clip > 0 && st.grad_norm > clip ? float(clip / (st.grad_norm + 1e-6)) : 1.0f;
   for (auto& s : I.units)

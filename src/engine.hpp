@@ -29,6 +29,7 @@ struct StepStats {
   double loss = 0;       // mean over micro-batches and ranks
   double grad_norm = 0;  // global, before clipping
   ByteCounters bytes;    // what this rank sent during the step
+  double inter_node_bytes_all = 0;  // sent across nodes by all ranks (but the step's last all-reduce)
 };
 
 // Model-state memory of this rank, as the engine allocated it.

@@ -117,7 +117,7 @@ int run_training(const Config& cfg, const std::string& deck_path) {
                           st.loss,   lr,
                           st.grad_norm, dt * 1e3,
                           tokens_per_step / dt, flops_per_token * tokens_per_step / dt * 1e-9,
-                          double(st.bytes.total().inter) * 1e-6};
+                          st.inter_node_bytes_all * 1e-6};
       log0("%s\n", format_step(line).c_str());
     }
     if (val && t.val_every > 0 && (step + 1) % t.val_every == 0 && step + 1 < t.steps)

@@ -170,8 +170,11 @@ TEST_CASE("ZeRO-3 byte counters equal their closed forms", "[engine]") {
         check(Kind::AllGather, Purpose::FwdGather, A * fwd);
         check(Kind::AllGather, Purpose::BwdGather, A * bwd);
         check(Kind::ReduceScatter, Purpose::GradReduce, A * rs);
-        check(Kind::AllReduce, Purpose::Other, (P - 1) * 2 * 8);  // loss and squared norm, doubles
-        CHECK(st.bytes.total().total() == A * (fwd + bwd + rs) + (P - 1) * 16);
+        check(Kind::AllReduce, Purpose::Other, (P - 1) * 3 * 8);  // loss, squared norm, bytes: doubles
+        CHECK(st.bytes.total().total() == A * (fwd + bwd + rs) + (P - 1) * 24);
+        // The log line's figure: what all ranks sent across nodes before that all-reduce.
+        const int64_t per_sender = A * (fwd + bwd + rs);
+        CHECK(st.inter_node_bytes_all == double(run.topo.Y > 1 ? run.topo.Y * per_sender : 0));
       }
     }
 }

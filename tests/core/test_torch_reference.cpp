@@ -191,10 +191,11 @@ std::pair<double, double> compare_grads(const Reference& ref, const Result& ours
 TEST_CASE("GPT-2 loss and every gradient match PyTorch autograd", "[torch]") {
   const Reference ref = load_reference();
   const double dtol = 1e-8;
-  // float: single-precision accumulation over C=32..4C terms and the fast tanh
-  // in GELU give ~1e-6 of each tensor's scale; 1e-4 leaves margin yet still
-  // catches any real formula error (those are O(1) of the scale).
-  const double ftol = 1e-4;
+  // float: single-precision accumulation and the fast tanh in GELU give at most
+  // ~8e-7 (measured over seeds and shapes up to C=128, L=4), while the subtlest
+  // formula slips measured are larger (LayerNorm eps 1e-6 for 1e-5: 9e-5; erf
+  // GELU for tanh: 4e-4), so 1e-5 keeps the float check meaningful on its own.
+  const double ftol = 1e-5;
 
   const Result d = run_ours<double>(ref);
   INFO("torch loss " << ref.loss << ", ours (double) " << d.loss);

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Independent GPT-2 reference: loss and every parameter gradient from PyTorch autograd.
 
-Usage: /usr/bin/python3 gpt2_reference.py OUT.bin [--seed N]
+Usage: /usr/bin/python3 gpt2_reference.py OUT.bin [--seed N] [--V 64 --maxT 16 --L 2 --H 4 --C 32 --B 3 --T 16]
 
 The model is written here in plain torch (no transformers, nothing downloaded)
 so that tests/core/test_torch_reference.cpp can check our forward/backward
@@ -33,10 +33,8 @@ import struct
 import torch
 import torch.nn.functional as F
 
-V, MAXT, L, H, C, B, T = 64, 16, 2, 4, 32, 3, 16
 
-
-def param_specs():
+def param_specs(V, MAXT, L, C):
     """(name, shape) in our unit order; must match ParamLayout::gpt2."""
     specs = [("wte.weight", (V, C)), ("wpe.weight", (MAXT, C))]
     for l in range(L):
@@ -64,7 +62,7 @@ def random_weight(name, shape, g):
     return torch.randn(shape, generator=g, dtype=torch.float64) / math.sqrt(shape[0])
 
 
-def gpt2_loss(p, tokens, targets):
+def gpt2_loss(p, tokens, targets, V, L, H, C):
     Bn, Tn = tokens.shape
     hs = C // H
     x = p["wte.weight"][tokens] + p["wpe.weight"][:Tn]
@@ -90,14 +88,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out")
     ap.add_argument("--seed", type=int, default=1234)
+    for k, v in dict(V=64, maxT=16, L=2, H=4, C=32, B=3, T=16).items():
+        ap.add_argument("--" + k, type=int, default=v)
     args = ap.parse_args()
+    V, MAXT, L, H, C, B, T = args.V, args.maxT, args.L, args.H, args.C, args.B, args.T
+    assert C % H == 0 and 0 < T <= MAXT
     torch.set_num_threads(1)  # the ctest machines are small; this model is tiny
     g = torch.Generator().manual_seed(args.seed)
-    specs = param_specs()
+    specs = param_specs(V, MAXT, L, C)
     params = {n: random_weight(n, s, g).requires_grad_() for n, s in specs}
     tokens = torch.randint(0, V, (B, T), generator=g)
     targets = torch.randint(0, V, (B, T), generator=g)
-    loss = gpt2_loss(params, tokens, targets)
+    loss = gpt2_loss(params, tokens, targets, V, L, H, C)
     loss.backward()
     with open(args.out, "wb") as f:
         f.write(b"ZPPTREF1")
