@@ -83,10 +83,11 @@ int run_bench_step(const Config& cfg, int steps) {
   const double tokens = double(t.batch_size) * t.seq_len * t.grad_accum * run.topo.P;
   const double flops_per_token = 3 * forward_flops_per_token(cfg.model, t.seq_len);
   std::vector<double> ms;
+  StepStats last;
   for (int s = 0; s <= steps; ++s) {  // step 0 warms up and is not timed
     ZCHECK_MPI(MPI_Barrier(run.topo.world.get()));
     const double t0 = MPI_Wtime();
-    run.engine.train_step(s, *run.train, learning_rate(cfg.optim, s, steps + 1));
+    last = run.engine.train_step(s, *run.train, learning_rate(cfg.optim, s, steps + 1));
     ZCHECK_MPI(MPI_Barrier(run.topo.world.get()));
     if (s > 0) ms.push_back((MPI_Wtime() - t0) * 1e3);
   }
@@ -97,6 +98,11 @@ int run_bench_step(const Config& cfg, int steps) {
   getrusage(RUSAGE_SELF, &ru);
   double peak = double(ru.ru_maxrss) * 1024, peak_max = 0;
   ZCHECK_MPI(MPI_Reduce(&peak, &peak_max, 1, MPI_DOUBLE, MPI_MAX, 0, run.topo.world.get()));
+  // Bytes of one step by link class, summed over ranks (a plain MPI reduction:
+  // this is reporting, not part of the accounted step).
+  const auto sent = last.bytes.total();
+  double mine[2] = {double(sent.intra), double(sent.inter)}, all[2] = {0, 0};
+  ZCHECK_MPI(MPI_Reduce(mine, all, 2, MPI_DOUBLE, MPI_SUM, 0, run.topo.world.get()));
   log_table("zeropp bench step", {
                                      {"ranks", run.topo.describe()},
                                      {"BLAS", gemm_backend_name()},
@@ -107,9 +113,13 @@ int run_bench_step(const Config& cfg, int steps) {
                                      {"GEMM GFLOP/s (same shapes)", std::to_string(lib_gflops)},
                                      {"ratio model/GEMM", std::to_string(step_gflops / lib_gflops)},
                                      {"peak RSS (max over ranks)", human_bytes(peak_max)},
+                                     {"sent per step, intra-node", human_bytes(all[0]) + " (all ranks)"},
+                                     {"sent per step, inter-node", human_bytes(all[1]) + " (all ranks)"},
                                  });
-  log0("bench step | %.2f ms/step | %.0f tok/s | %.2f GFLOP/s/rank | GEMM %.2f GFLOP/s | ratio %.3f\n", step_ms,
-       tokens / (step_ms * 1e-3), step_gflops, lib_gflops, step_gflops / lib_gflops);
+  log0("bench step | %s | %.2f ms/step | %.0f tok/s | %.2f GFLOP/s/rank | GEMM %.2f GFLOP/s | ratio %.3f | "
+       "intra %.3f MB | inter %.3f MB | peak RSS %.0f MiB\n",
+       run.topo.describe().c_str(), step_ms, tokens / (step_ms * 1e-3), step_gflops, lib_gflops,
+       step_gflops / lib_gflops, all[0] * 1e-6, all[1] * 1e-6, peak_max / 1048576.0);
   return kExitOk;
 }
 

@@ -104,7 +104,15 @@ struct Engine::Impl {
     return CVec<float>(s.full.data(), units[size_t(u)].numel);
   }
 
+  // MPI progresses our ring only inside MPI calls: poke the prefetch at
+  // every unit boundary so its hops advance while the model computes.
+  void progress() {
+    for (Slot& s : slots)
+      if (s.in_flight) comm.test(s.req);
+  }
+
   void release(int u) {
+    progress();
     if (pass == Pass::Forward && pos + 1 == schedule.size()) {
       resident_unit = u;
       resident_slot = slot_for(pos);
@@ -124,6 +132,7 @@ struct Engine::Impl {
   }
 
   void grad_done(int u) {
+    progress();
     UnitShard& us = units[size_t(u)];
     const Buf<float>& g = u == 0 ? grad_emb : grad_cur;
     comm.reduce_scatter(world, g.data(), reduced.data(), us.slice, wire, Purpose::GradReduce, us.name);

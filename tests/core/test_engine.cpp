@@ -135,7 +135,7 @@ TEST_CASE("ZeRO-3 with bf16 communication stays close to fp32", "[engine]") {
   CHECK(b16.losses.back() < b16.losses.front());
 }
 
-TEST_CASE("ZeRO-3 byte counters equal their closed forms", "[engine]") {
+TEST_CASE("ZeRO-3 byte counters equal their closed forms", "[engine][engine-bytes]") {
   const int P = world_size();
   for (const std::string dtype : {"fp32", "bf16"})
     for (int X = 1; X <= P; X *= 2) {

@@ -1,0 +1,166 @@
+#include "kernels/quantize.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace zeropp {
+
+void check_quant_args(const char* who, int bits, int64_t n, int64_t block, int64_t x_size, int64_t q_size,
+                      int64_t scales_size) {
+  auto fail = [&](const std::string& why) {
+    throw std::invalid_argument(std::string(who) + ": " + why + " (n = " + std::to_string(n) +
+                                ", block = " + std::to_string(block) + ")");
+  };
+  if (bits != 8 && bits != 4) fail("bits must be 8 or 4, not " + std::to_string(bits));
+  if (block <= 0) fail("block must be positive");
+  if (n < 0) fail("n must not be negative");
+  if (n % block != 0) fail("n must be a multiple of block (pad the buffer)");
+  if (bits == 4 && block % 2 != 0) fail("int4 needs an even block (two values per byte)");
+  const int64_t bytes = bits == 8 ? n : n / 2;
+  if (x_size < n) fail("the fp32 view holds " + std::to_string(x_size) + " elements, fewer than n");
+  if (q_size < bytes)
+    fail("the quantized view holds " + std::to_string(q_size) + " bytes, needs " + std::to_string(bytes));
+  if (scales_size < n / block)
+    fail("the scales view holds " + std::to_string(scales_size) +
+         " floats, needs n/block = " + std::to_string(n / block));
+}
+
+namespace {
+
+template <int Bits>
+void quantize(const char* who, CVec<float> x, Vec<typename QuantFormat<Bits>::Storage> q, Vec<float> scales,
+              int64_t n, int64_t block) {
+  check_quant_args(who, Bits, n, block, x.extent(0), q.extent(0), scales.extent(0));
+  const float* px = x.data();
+  auto* pq = q.data();
+  float* ps = scales.data();
+  Kokkos::parallel_for(
+      who, Range(0, n / block), KOKKOS_LAMBDA(const int64_t b) {
+        const float* xb = px + b * block;
+        const quant::BlockParams p =
+            quant::block_params(quant::absmax_bits(xb, block), QuantFormat<Bits>::kQmax);
+        ps[b] = p.scale;
+        quant::quantize_block<Bits>(xb, pq + QuantFormat<Bits>::bytes(b * block), block, p);
+      });
+}
+
+template <int Bits, bool Add>
+void dequantize(const char* who, CVec<typename QuantFormat<Bits>::Storage> q, CVec<float> scales,
+                Vec<float> x, int64_t n, int64_t block) {
+  check_quant_args(who, Bits, n, block, x.extent(0), q.extent(0), scales.extent(0));
+  const auto* pq = q.data();
+  const float* ps = scales.data();
+  float* px = x.data();
+  Kokkos::parallel_for(
+      who, Range(0, n / block), KOKKOS_LAMBDA(const int64_t b) {
+        quant::dequantize_block<Bits, Add>(pq + QuantFormat<Bits>::bytes(b * block), ps[b], px + b * block,
+                                           block);
+      });
+}
+
+// --- references: plain loops, one element at a time -------------------------
+
+template <int Bits>
+int32_t quantize_one_reference(float x, float pre, float inv) {
+  const float Q = float(QuantFormat<Bits>::kQmax);
+  const float v = std::fmin(std::fmax((x * pre) * inv, -Q), Q);
+  return int32_t(std::nearbyint(v));
+}
+
+template <int Bits>
+void quantize_reference(const char* who, CVec<float> x, Vec<typename QuantFormat<Bits>::Storage> q,
+                        Vec<float> scales, int64_t n, int64_t block) {
+  check_quant_args(who, Bits, n, block, x.extent(0), q.extent(0), scales.extent(0));
+  const float Q = float(QuantFormat<Bits>::kQmax);
+  for (int64_t b = 0; b < n / block; ++b) {
+    float m = 0;
+    bool finite = true;
+    for (int64_t i = b * block; i < (b + 1) * block; ++i) {
+      finite = finite && std::isfinite(x(i));
+      m = std::fmax(m, std::fabs(x(i)));
+    }
+    float scale = 0, pre = 1, inv = 0;
+    if (!finite) {
+      scale = std::numeric_limits<float>::quiet_NaN();
+    } else if (m > 0) {
+      scale = m / Q;
+      if (!std::isfinite(scale * Q)) scale = std::nextafter(scale, 0.0f);
+      pre = m < std::ldexp(1.0f, -64) ? std::ldexp(1.0f, 64) : 1.0f;
+      inv = Q / (m * pre);
+    }
+    scales(b) = scale;
+    for (int64_t i = b * block; i < (b + 1) * block; ++i) {
+      const int32_t v = inv == 0 ? 0 : quantize_one_reference<Bits>(x(i), pre, inv);
+      if constexpr (Bits == 8) {
+        q(i) = int8_t(v);
+      } else if (i % 2 == 0) {
+        q(i / 2) = uint8_t(v & 0xf);
+      } else {
+        q(i / 2) = uint8_t(q(i / 2) | ((v & 0xf) << 4));
+      }
+    }
+  }
+}
+
+template <int Bits, bool Add>
+void dequantize_reference(const char* who, CVec<typename QuantFormat<Bits>::Storage> q, CVec<float> scales,
+                          Vec<float> x, int64_t n, int64_t block) {
+  check_quant_args(who, Bits, n, block, x.extent(0), q.extent(0), scales.extent(0));
+  for (int64_t i = 0; i < n; ++i) {
+    int32_t v;
+    if constexpr (Bits == 8) {
+      v = q(i);
+    } else {
+      v = (i % 2 == 0 ? q(i / 2) : q(i / 2) >> 4) & 0xf;
+      if (v >= 8) v -= 16;
+    }
+    const float d = float(v) * scales(i / block);
+    x(i) = Add ? x(i) + d : d;
+  }
+}
+
+}  // namespace
+
+void quantize_int8(CVec<float> x, Vec<int8_t> q, Vec<float> scales, int64_t n, int64_t block) {
+  quantize<8>("quantize_int8", x, q, scales, n, block);
+}
+void dequantize_int8(CVec<int8_t> q, CVec<float> scales, Vec<float> x, int64_t n, int64_t block) {
+  dequantize<8, false>("dequantize_int8", q, scales, x, n, block);
+}
+void dequantize_int8_add(CVec<int8_t> q, CVec<float> scales, Vec<float> x, int64_t n, int64_t block) {
+  dequantize<8, true>("dequantize_int8_add", q, scales, x, n, block);
+}
+void quantize_int4(CVec<float> x, Vec<uint8_t> q, Vec<float> scales, int64_t n, int64_t block) {
+  quantize<4>("quantize_int4", x, q, scales, n, block);
+}
+void dequantize_int4(CVec<uint8_t> q, CVec<float> scales, Vec<float> x, int64_t n, int64_t block) {
+  dequantize<4, false>("dequantize_int4", q, scales, x, n, block);
+}
+void dequantize_int4_add(CVec<uint8_t> q, CVec<float> scales, Vec<float> x, int64_t n, int64_t block) {
+  dequantize<4, true>("dequantize_int4_add", q, scales, x, n, block);
+}
+
+void quantize_int8_reference(CVec<float> x, Vec<int8_t> q, Vec<float> scales, int64_t n, int64_t block) {
+  quantize_reference<8>("quantize_int8_reference", x, q, scales, n, block);
+}
+void dequantize_int8_reference(CVec<int8_t> q, CVec<float> scales, Vec<float> x, int64_t n, int64_t block) {
+  dequantize_reference<8, false>("dequantize_int8_reference", q, scales, x, n, block);
+}
+void dequantize_int8_add_reference(CVec<int8_t> q, CVec<float> scales, Vec<float> x, int64_t n,
+                                   int64_t block) {
+  dequantize_reference<8, true>("dequantize_int8_add_reference", q, scales, x, n, block);
+}
+void quantize_int4_reference(CVec<float> x, Vec<uint8_t> q, Vec<float> scales, int64_t n, int64_t block) {
+  quantize_reference<4>("quantize_int4_reference", x, q, scales, n, block);
+}
+void dequantize_int4_reference(CVec<uint8_t> q, CVec<float> scales, Vec<float> x, int64_t n, int64_t block) {
+  dequantize_reference<4, false>("dequantize_int4_reference", q, scales, x, n, block);
+}
+void dequantize_int4_add_reference(CVec<uint8_t> q, CVec<float> scales, Vec<float> x, int64_t n,
+                                   int64_t block) {
+  dequantize_reference<4, true>("dequantize_int4_add_reference", q, scales, x, n, block);
+}
+
+}  // namespace zeropp
