@@ -19,14 +19,21 @@ constexpr int kLanes = 8;
 
 // exp(x) for x <= 0 (every argument here is logit - rowmax), vectorisable:
 // x = n*ln2 + r with |r| <= ln2/2, exp(r) by Cephes' degree-5 polynomial
-// (within 2 ulp of expf), 2^n assembled in the exponent bits. Below -87.3 the
-// result is flushed to 0 (expf gives a denormal or 0 there: either is 0 next
-// to a row sum >= 1). Every value is computed unconditionally and selected
-// at the end, so the compiler can if-convert and vectorise the caller's loop.
+// (within 1.4 ulp of exp over [-87.3, 0], checked exhaustively), 2^n built in
+// the exponent bits. |x| is clamped to 88 in the integer domain, where n
+// reaches -127 and 2^n is +0: below about -87.5 the result is 0 (expf gives
+// a denormal there, i.e. 0 next to a row sum >= 1). No float compare or
+// select appears: with the default -ftrapping-math either one keeps GCC from
+// vectorising the loop. A NaN argument gives NaN (so does -inf, where expf
+// gives 0: a non-finite logit then surfaces as a NaN loss).
 KOKKOS_INLINE_FUNCTION float exp_nonpositive(float x) {
-  const float lo = -87.3f;
-  const float xc = x < lo ? lo : x;
-  const float n = float(int(xc * 1.44269504088896341f - 0.5f));  // round(x/ln2) for x <= 0
+  int32_t xb;
+  memcpy(&xb, &x, sizeof xb);
+  const int32_t mag = xb & 0x7fffffff;                                        // bits of |x|
+  const int32_t cb = int32_t(0x80000000u) | (mag > 0x42B00000 ? 0x42B00000 : mag);  // -min(|x|, 88)
+  float xc;
+  memcpy(&xc, &cb, sizeof xc);
+  const float n = float(int(xc * 1.44269504088896341f - 0.5f));  // round(xc / ln2), in [-127, 0]
   float r = xc - n * 0.693359375f;                                 // Cody-Waite: ln2 in two parts
   r = r - n * -2.12194440e-4f;
   float p = 1.9875691500e-4f;
@@ -36,11 +43,10 @@ KOKKOS_INLINE_FUNCTION float exp_nonpositive(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   const float er = p * r * r + r + 1.0f;
-  const int32_t bits = (int32_t(n) + 127) << 23;  // 2^n, n in [-126, 0]
+  const int32_t bits = (int32_t(n) + 127) << 23;  // 2^n; n = -127 gives +0
   float scale;
   memcpy(&scale, &bits, sizeof scale);
-  const float e = er * scale;
-  return x < lo ? 0.0f : e;
+  return er * scale + (x - x);  // x - x: 0, or NaN for a NaN/infinite x
 }
 // Doubles (gradient checks) keep the library exponential.
 KOKKOS_INLINE_FUNCTION double exp_nonpositive(double x) { return Kokkos::Experimental::exp(x); }

@@ -19,15 +19,26 @@ void check_inputs(const char* who, CVec<Q<Bits>> q_in, CVec<float> scales_in, in
   check_quant_args(who, Bits, n, block, n, int64_t(q_in.extent(0)) / k, int64_t(scales_in.extent(0)) / k);
 }
 
-// s = deq_0 + deq_1 + ... + deq_{k-1} over block b (left to right, in fp32).
+// s = deq_0 + deq_1 + ... + deq_{k-1} over block b (left to right, in fp32),
+// two chunks per pass over s: ((deq_0 + deq_1) + deq_2) + deq_3 ...
 template <int Bits>
 KOKKOS_INLINE_FUNCTION void sum_block(const Q<Bits>* q, const float* scales, int k, int64_t n, int64_t block,
                                       int64_t b, float* s) {
   const int64_t nb = n / block, chunk_bytes = QuantFormat<Bits>::bytes(n);
   const int64_t off = QuantFormat<Bits>::bytes(b * block);
-  quant::dequantize_block<Bits, false>(q + off, scales[b], s, block);
-  for (int j = 1; j < k; ++j)
-    quant::dequantize_block<Bits, true>(q + j * chunk_bytes + off, scales[j * nb + b], s, block);
+  auto qj = [&](int j) { return q + j * chunk_bytes + off; };
+  auto sj = [&](int j) { return scales[j * nb + b]; };
+  int j = 0;
+  if (k >= 2) {
+    quant_detail::dequantize2_block<Bits, false>(qj(0), sj(0), qj(1), sj(1), s, block);
+    j = 2;
+  } else {
+    quant_detail::dequantize_block<Bits, false>(qj(0), sj(0), s, block);
+    j = 1;
+  }
+  for (; j + 1 < k; j += 2)
+    quant_detail::dequantize2_block<Bits, true>(qj(j), sj(j), qj(j + 1), sj(j + 1), s, block);
+  if (j < k) quant_detail::dequantize_block<Bits, true>(qj(j), sj(j), s, block);
 }
 
 template <int InBits, int OutBits>
@@ -49,10 +60,10 @@ void dequant_sum_requant(const char* who, CVec<Q<InBits>> q_in, CVec<float> scal
         const int t = token.acquire();
         float* s = pscratch + int64_t(t) * block;
         sum_block<InBits>(pq, ps, k, n, block, b, s);
-        const quant::BlockParams p =
-            quant::block_params(quant::absmax_bits(s, block), QuantFormat<OutBits>::kQmax);
+        const quant_detail::BlockParams p =
+            quant_detail::block_params(quant_detail::absmax_bits(s, block), QuantFormat<OutBits>::kQmax);
         ps_out[b] = p.scale;
-        quant::quantize_block<OutBits>(s, pq_out + QuantFormat<OutBits>::bytes(b * block), block, p);
+        quant_detail::quantize_block<OutBits>(s, pq_out + QuantFormat<OutBits>::bytes(b * block), block, p);
         token.release(t);
       });
 }

@@ -14,7 +14,8 @@
 // (n or n/2 bytes) and scales_out (n/block). Fused: the fp32 sum exists only
 // for one block at a time (a scratch of `block` floats per concurrent worker);
 // the result is bit-identical to dequant_sum_* followed by quantize_*.
-// A NaN scale in any input block makes that output block NaN again.
+// A NaN scale in any input block (or an fp32 sum that overflows to Inf) makes
+// that output block NaN again.
 //   _int4:         int4 in, int4 out (qgZ).
 //   _int8:         int8 in, int8 out.
 //   _int8_to_int4: int8 in, int4 out (intra_node_gradient_bits = 8: int8

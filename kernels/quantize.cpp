@@ -39,10 +39,10 @@ void quantize(const char* who, CVec<float> x, Vec<typename QuantFormat<Bits>::St
   Kokkos::parallel_for(
       who, Range(0, n / block), KOKKOS_LAMBDA(const int64_t b) {
         const float* xb = px + b * block;
-        const quant::BlockParams p =
-            quant::block_params(quant::absmax_bits(xb, block), QuantFormat<Bits>::kQmax);
+        const quant_detail::BlockParams p =
+            quant_detail::block_params(quant_detail::absmax_bits(xb, block), QuantFormat<Bits>::kQmax);
         ps[b] = p.scale;
-        quant::quantize_block<Bits>(xb, pq + QuantFormat<Bits>::bytes(b * block), block, p);
+        quant_detail::quantize_block<Bits>(xb, pq + QuantFormat<Bits>::bytes(b * block), block, p);
       });
 }
 
@@ -55,8 +55,8 @@ void dequantize(const char* who, CVec<typename QuantFormat<Bits>::Storage> q, CV
   float* px = x.data();
   Kokkos::parallel_for(
       who, Range(0, n / block), KOKKOS_LAMBDA(const int64_t b) {
-        quant::dequantize_block<Bits, Add>(pq + QuantFormat<Bits>::bytes(b * block), ps[b], px + b * block,
-                                           block);
+        quant_detail::dequantize_block<Bits, Add>(pq + QuantFormat<Bits>::bytes(b * block), ps[b],
+                                                  px + b * block, block);
       });
 }
 

@@ -90,8 +90,9 @@ void dequantize_int4_reference(CVec<uint8_t> q, CVec<float> scales, Vec<float> x
 void dequantize_int4_add_reference(CVec<uint8_t> q, CVec<float> scales, Vec<float> x, int64_t n,
                                    int64_t block);
 
-// Per-block building blocks, shared with kernels/quant_reduce (not for the engine).
-namespace quant {
+// Per-block building blocks, shared with kernels/quant_reduce (not for the engine;
+// src/quant.hpp is the engine's zeropp::quant facade over the functions above).
+namespace quant_detail {
 
 KOKKOS_INLINE_FUNCTION uint32_t float_bits(float f) {
   uint32_t u;
@@ -106,13 +107,25 @@ KOKKOS_INLINE_FUNCTION float bits_float(uint32_t u) {
 
 // Largest |x_i| as bits with the sign cleared: for non-negative floats the
 // integer order is the float order, +Inf is 0x7f800000 and every NaN above it.
+// Eight independent running maxima (two SSE vectors) hide the latency of the
+// compare-and-select chain.
 KOKKOS_INLINE_FUNCTION uint32_t absmax_bits(const float* x, int64_t len) {
-  int32_t m = 0;
-  for (int64_t i = 0; i < len; ++i) {
-    const int32_t a = int32_t(float_bits(x[i]) & 0x7fffffffu);
-    m = a > m ? a : m;
+  constexpr int kLanes = 8;
+  int32_t m[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
+  const int64_t main = len - len % kLanes;
+  for (int64_t i = 0; i < main; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) {
+      const int32_t a = int32_t(float_bits(x[i + l]) & 0x7fffffffu);
+      m[l] = a > m[l] ? a : m[l];
+    }
   }
-  return uint32_t(m);
+  for (int64_t i = main; i < len; ++i) {
+    const int32_t a = int32_t(float_bits(x[i]) & 0x7fffffffu);
+    m[0] = a > m[0] ? a : m[0];
+  }
+  int32_t r = 0;
+  for (int l = 0; l < kLanes; ++l) r = m[l] > r ? m[l] : r;
+  return uint32_t(r);
 }
 
 constexpr uint32_t kNonFiniteBits = 0x7f800000u;  // +Inf
@@ -139,37 +152,42 @@ KOKKOS_INLINE_FUNCTION BlockParams block_params(uint32_t mbits, int qmax) {
   return {scale, pre, Q / (m * pre)};
 }
 
-// round-half-to-even(clamp(v, -Q, Q)) for |v| <= 2^22 in the default rounding
-// mode, branch-free: adding and subtracting 1.5*2^23 rounds to an integer; the
-// clamp is done on the integer (equivalent for an integer Q, and it keeps the
-// loop free of float selects, which GCC does not if-convert without
-// -ffast-math). In a finite block |v| <= Q (1 + a few ulps), so it rarely acts.
-KOKKOS_INLINE_FUNCTION int32_t round_clamped(float v, int32_t qmax) {
-  int32_t r = int32_t((v + kRoundMagic) - kRoundMagic);
-  r = r < -qmax ? -qmax : r;
-  return r > qmax ? qmax : r;
+// round-half-to-even(v) for |v| <= 2^22 in the default rounding mode, without
+// a branch: adding and subtracting 1.5*2^23 rounds to an integer.
+//
+// No clamp to [-Q, Q] is needed: with |x| <= m, (x*pre)*inv is at most
+// Q (1 + 2^-24)^2 < Q + 1/2 in magnitude, so it rounds to at most Q. The
+// references clamp explicitly and the tests compare bit for bit.
+KOKKOS_INLINE_FUNCTION int32_t round_even(float v) { return int32_t((v + kRoundMagic) - kRoundMagic); }
+
+template <int Bits, bool Tiny>
+KOKKOS_INLINE_FUNCTION void quantize_loop(const float* x, typename QuantFormat<Bits>::Storage* q, int64_t len,
+                                          float pre, float inv) {
+  // x*1 == x exactly, so the Tiny = false loop is the same arithmetic with one multiply less.
+  auto v = [=](float xi) { return round_even((Tiny ? xi * pre : xi) * inv); };
+  if constexpr (Bits == 8) {
+    for (int64_t i = 0; i < len; ++i) q[i] = int8_t(v(x[i]));
+  } else {
+    for (int64_t i = 0; i < len / 2; ++i) q[i] = uint8_t((v(x[2 * i]) & 0xf) | (v(x[2 * i + 1]) << 4));
+  }
 }
 
 // One block of len elements (len even for 4 bits). inv = 0 (zero or non-finite block) gives q = 0.
 template <int Bits>
 KOKKOS_INLINE_FUNCTION void quantize_block(const float* x, typename QuantFormat<Bits>::Storage* q,
                                            int64_t len, const BlockParams& p) {
-  constexpr int32_t Q = QuantFormat<Bits>::kQmax;
-  const float pre = p.pre, inv = p.inv;
-  if (inv == 0.0f) {  // zero or non-finite block (x * 0 would turn a NaN/Inf into a NaN q)
+  if (p.inv == 0.0f) {  // zero or non-finite block (x * 0 would turn a NaN/Inf into a NaN q)
     for (int64_t i = 0; i < QuantFormat<Bits>::bytes(len); ++i) q[i] = 0;
-    return;
-  }
-  if constexpr (Bits == 8) {
-    for (int64_t i = 0; i < len; ++i) q[i] = int8_t(round_clamped((x[i] * pre) * inv, Q));
+  } else if (p.pre == 1.0f) {
+    quantize_loop<Bits, false>(x, q, len, p.pre, p.inv);
   } else {
-    for (int64_t i = 0; i < len / 2; ++i) {
-      const int32_t lo = round_clamped((x[2 * i] * pre) * inv, Q);
-      const int32_t hi = round_clamped((x[2 * i + 1] * pre) * inv, Q);
-      q[i] = uint8_t((lo & 0xf) | (hi << 4));
-    }
+    quantize_loop<Bits, true>(x, q, len, p.pre, p.inv);
   }
 }
+
+// Element 2i and 2i+1 of an int4 byte, as floats.
+KOKKOS_INLINE_FUNCTION float low_nibble(int32_t b) { return float(int32_t(uint32_t(b) << 28) >> 28); }
+KOKKOS_INLINE_FUNCTION float high_nibble(int32_t b) { return float(int32_t(uint32_t(b) << 24) >> 28); }
 
 // x = q*scale (Add: x += q*scale) over one block of len elements.
 template <int Bits, bool Add>
@@ -182,14 +200,32 @@ KOKKOS_INLINE_FUNCTION void dequantize_block(const typename QuantFormat<Bits>::S
     }
   } else {
     for (int64_t i = 0; i < len / 2; ++i) {
-      const int32_t b = q[i];
-      const float lo = float(int32_t(uint32_t(b) << 28) >> 28) * scale;
-      const float hi = float(int32_t(uint32_t(b) << 24) >> 28) * scale;
+      const float lo = low_nibble(q[i]) * scale, hi = high_nibble(q[i]) * scale;
       x[2 * i] = Add ? x[2 * i] + lo : lo;
       x[2 * i + 1] = Add ? x[2 * i + 1] + hi : hi;
     }
   }
 }
 
-}  // namespace quant
+// Two chunks in one pass: x = (x + qa*sa) + qb*sb (Add), or qa*sa + qb*sb.
+// The same fp32 operations in the same order as two dequantize_block calls.
+template <int Bits, bool Add>
+KOKKOS_INLINE_FUNCTION void dequantize2_block(const typename QuantFormat<Bits>::Storage* qa, float sa,
+                                              const typename QuantFormat<Bits>::Storage* qb, float sb,
+                                              float* x, int64_t len) {
+  if constexpr (Bits == 8) {
+    for (int64_t i = 0; i < len; ++i) {
+      const float da = float(qa[i]) * sa;
+      x[i] = (Add ? x[i] + da : da) + float(qb[i]) * sb;
+    }
+  } else {
+    for (int64_t i = 0; i < len / 2; ++i) {
+      const float lo = low_nibble(qa[i]) * sa, hi = high_nibble(qa[i]) * sa;
+      x[2 * i] = (Add ? x[2 * i] + lo : lo) + low_nibble(qb[i]) * sb;
+      x[2 * i + 1] = (Add ? x[2 * i + 1] + hi : hi) + high_nibble(qb[i]) * sb;
+    }
+  }
+}
+
+}  // namespace quant_detail
 }  // namespace zeropp

@@ -68,6 +68,16 @@ std::vector<Field> fields(Config& c) {
       I("log.every", c.log.every),
       I("zero.ranks_per_node", c.zero.ranks_per_node),
       S("zero.comm_dtype", c.zero.comm_dtype),
+      B("zero.quantized_weights", c.zero.quantized_weights),
+      I("zero.weight_bits", c.zero.weight_bits),
+      I("zero.weight_block", c.zero.weight_block),
+      I("zero.hpz_partition_size", c.zero.hpz_partition_size),
+      B("zero.quantized_gradients", c.zero.quantized_gradients),
+      I("zero.gradient_block", c.zero.gradient_block),
+      I("zero.intra_node_gradient_bits", c.zero.intra_node_gradient_bits),
+      B("zero.gradient_error_feedback", c.zero.gradient_error_feedback),
+      F("zero.error_feedback_beta", c.zero.error_feedback_beta),
+      I("zero.error_feedback_reset", c.zero.error_feedback_reset),
       F("comm.timeout_s", c.comm.timeout_s),
       I("comm.fault_stall_rank", c.comm.fault_stall_rank),
       L("comm.fault_stall_step", c.comm.fault_stall_step),
@@ -274,6 +284,24 @@ void validate(const Config& c) {
        "must not be negative (0: detect)");
   need(c.zero.comm_dtype == "bf16" || c.zero.comm_dtype == "fp32", "zero.comm_dtype",
        "\"" + c.zero.comm_dtype + "\"", "must be \"bf16\" or \"fp32\"");
+  const auto& z = c.zero;
+  const auto pow2 = [](int v) { return v >= 2 && (v & (v - 1)) == 0; };
+  need(z.weight_bits == 8 || z.weight_bits == 4, "zero.weight_bits", std::to_string(z.weight_bits),
+       "must be 8 or 4");
+  need(pow2(z.weight_block), "zero.weight_block", std::to_string(z.weight_block),
+       "must be a power of two >= 2 (blocks tile every padded slice)");
+  need(z.hpz_partition_size >= 0, "zero.hpz_partition_size", std::to_string(z.hpz_partition_size),
+       "must be 1 (off), 0 (the node) or a group size");
+  need(pow2(z.gradient_block), "zero.gradient_block", std::to_string(z.gradient_block),
+       "must be a power of two >= 2 (int4 packs two values per byte; blocks tile every slice)");
+  need(z.intra_node_gradient_bits == 4 || z.intra_node_gradient_bits == 8, "zero.intra_node_gradient_bits",
+       std::to_string(z.intra_node_gradient_bits), "must be 4 or 8");
+  need(z.error_feedback_beta >= 0 && z.error_feedback_beta < 1, "zero.error_feedback_beta",
+       fmt_double(z.error_feedback_beta), "must be in [0, 1)");
+  need(z.error_feedback_reset > 0, "zero.error_feedback_reset", std::to_string(z.error_feedback_reset),
+       "must be positive");
+  need(!z.gradient_error_feedback || z.quantized_gradients, "zero.gradient_error_feedback", "true",
+       "needs zero.quantized_gradients = true");
   need(c.comm.timeout_s > 0, "comm.timeout_s", fmt_double(c.comm.timeout_s), "must be positive");
 }
 

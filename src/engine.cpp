@@ -1,5 +1,6 @@
 #include "src/engine.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -7,6 +8,8 @@
 #include "src/bf16.hpp"
 #include "src/errors.hpp"
 #include "src/optimizer.hpp"
+#include "src/qgz.hpp"
+#include "src/quant.hpp"
 #include "src/shard.hpp"
 
 namespace zeropp {
@@ -17,29 +20,50 @@ namespace {
 struct UnitShard {
   std::string name;
   int64_t numel = 0, padded = 0, slice = 0;
-  Span mine;                 // [r·slice, (r+1)·slice) in padded coordinates
+  Span mine;  // [r·slice, (r+1)·slice) in padded coordinates
   Buf<float> master, grad, m, v;
   std::vector<DecaySegment> segments;
+  // hpZ: this rank's part of the group's copy, in the comm dtype
+  std::vector<uint8_t> secondary;
+  bool secondary_valid = false;
 };
+
+// How a slot's gather travels, and so how it is decoded on arrival.
+enum class Route { World, Quantized, Group };
 
 // A full-unit buffer: what arrives on the wire and its fp32 copy.
 struct Slot {
   std::vector<uint8_t> send, wire;
   Buf<float> full;
   Request req;
+  Route route = Route::World;
   int unit = -1;
   bool in_flight = false;
 };
+
+// Every ZeRO++ setting checked against the layout: refused with a reason.
+int resolve_hpz(const ZeroConfig& z, const Topology& topo) {
+  const int a = z.hpz_partition_size == 0 ? topo.X : z.hpz_partition_size;
+  if (a < 1 || a > topo.P || topo.P % a != 0)
+    throw Error("zero.hpz_partition_size = " + std::to_string(z.hpz_partition_size) + ": a group of " +
+                std::to_string(a) + " ranks does not divide P = " + std::to_string(topo.P));
+  return a;
+}
 
 }  // namespace
 
 struct Engine::Impl {
   const Topology& topo;
   Communicator& comm;
+  const ZeroConfig& z;
   Group world;
+  std::unique_ptr<Group> hpz;  // null: hpZ off
+  int alpha = 1;
   DType wire;
+  int64_t align = 1;
   std::vector<UnitShard> units;
   Slot slots[2];
+  std::unique_ptr<QgzReducer> qgz;
   // the pass being run: which unit each position acquires, and where
   Pass pass = Pass::Forward;
   std::vector<int> schedule;
@@ -54,25 +78,77 @@ struct Engine::Impl {
   std::vector<float> reduced;  // this rank's slice of a reduced gradient
   Buf<int32_t> inputs, targets;
 
-  Impl(const Topology& t, Communicator& c, DType w) : topo(t), comm(c), world(Group::world(t)), wire(w) {}
+  Impl(const Topology& t, Communicator& c, const ZeroConfig& zc)
+      : topo(t), comm(c), z(zc), world(Group::world(t)),
+        wire(zc.comm_dtype == "bf16" ? DType::BF16 : DType::F32) {}
 
+  int64_t wire_size(int64_t n) const { return bytes_of(wire, n); }
+  int64_t quant_chunk(int64_t slice) const {  // qwZ: one rank's [payload | scales]
+    return quant::payload_bytes(slice, z.weight_bits) + 4 * (slice / z.weight_block);
+  }
   int slot_for(size_t position) const { return int((size_t(slot_of_pos0) + position) % 2); }
 
   void start_gather(size_t position) {
     const int u = schedule[position];
     Slot& s = slots[slot_for(position)];
-    const UnitShard& us = units[size_t(u)];
-    const int64_t n = us.slice;
+    UnitShard& us = units[size_t(u)];
+    const Purpose purpose = pass == Pass::Forward ? Purpose::FwdGather : Purpose::BwdGather;
+    s.unit = u;
+    s.in_flight = true;
+    if (hpz && us.secondary_valid) {  // inside the hpZ group, from the secondaries
+      s.route = Route::Group;
+      void* recv = wire == DType::F32 ? static_cast<void*>(s.full.data()) : s.wire.data();
+      s.req = comm.start_allgather(*hpz, us.secondary.data(), recv, us.padded / alpha, wire, purpose, us.name);
+      return;
+    }
+    if (z.quantized_weights && pass == Pass::Forward) {  // qwZ
+      s.route = Route::Quantized;
+      const int64_t n = us.slice, bytes = quant_chunk(n);
+      uint8_t* out = s.send.data();
+      float* scales = reinterpret_cast<float*>(out + quant::payload_bytes(n, z.weight_bits));
+      quant::quantize(z.weight_bits, us.master.data(), out, scales, n, z.weight_block);
+      s.req = comm.start_allgather(world, out, s.wire.data(), bytes, DType::I8, purpose, us.name);
+      return;
+    }
+    s.route = Route::World;
     const void* send = us.master.data();
     if (wire == DType::BF16) {
-      fp32_to_bf16(us.master.data(), reinterpret_cast<uint16_t*>(s.send.data()), n);
+      fp32_to_bf16(us.master.data(), reinterpret_cast<uint16_t*>(s.send.data()), us.slice);
       send = s.send.data();
     }
     void* recv = wire == DType::F32 ? static_cast<void*>(s.full.data()) : s.wire.data();
-    s.req = comm.start_allgather(world, send, recv, n, wire,
-                                 pass == Pass::Forward ? Purpose::FwdGather : Purpose::BwdGather, us.name);
-    s.unit = u;
-    s.in_flight = true;
+    s.req = comm.start_allgather(world, send, recv, us.slice, wire, purpose, us.name);
+  }
+
+  // Turns what arrived in slot s into fp32 weights in s.full.
+  void decode(Slot& s) {
+    const UnitShard& us = units[size_t(s.unit)];
+    if (s.route == Route::Quantized) {
+      const int64_t n = us.slice, bytes = quant_chunk(n);
+      for (int r = 0; r < topo.P; ++r) {
+        const uint8_t* chunk = s.wire.data() + r * bytes;
+        const float* scales = reinterpret_cast<const float*>(chunk + quant::payload_bytes(n, z.weight_bits));
+        quant::dequantize(z.weight_bits, chunk, scales, s.full.data() + r * n, n, z.weight_block);
+      }
+    } else if (wire == DType::BF16) {
+      bf16_to_fp32(reinterpret_cast<const uint16_t*>(s.wire.data()), s.full.data(), us.padded);
+    }
+  }
+
+  // hpZ: keep this rank's part of the forward's full unit (as the compute
+  // used it, dequantized when qwZ is on), in the comm dtype.
+  void fill_secondary(UnitShard& us, const Slot& s) {
+    const int64_t n = us.padded / alpha, off = int64_t(topo.rank % alpha) * n;
+    if (wire == DType::BF16)
+      fp32_to_bf16(s.full.data() + off, reinterpret_cast<uint16_t*>(us.secondary.data()), n);
+    else
+      std::memcpy(us.secondary.data(), s.full.data() + off, size_t(n) * sizeof(float));
+    us.secondary_valid = true;
+  }
+
+  void invalidate_secondaries() {
+    for (auto& us : units) us.secondary_valid = false;
+    resident_unit = -1;
   }
 
   void begin_pass(Pass p, const std::vector<int>& sched) {
@@ -89,26 +165,27 @@ struct Engine::Impl {
     std::fill(grad_live.begin(), grad_live.end(), false);
   }
 
+  // MPI progresses our rings only inside MPI calls: poke the prefetch at
+  // every unit boundary so its hops advance while the model computes.
+  void progress() {
+    for (Slot& s : slots)
+      if (s.in_flight) comm.test(s.req);
+  }
+
   CVec<float> acquire(int u) {
     if (pos >= schedule.size() || schedule[pos] != u)
       fatal("Engine::acquire", __FILE__, __LINE__,
             "unit " + std::to_string(u) + " acquired out of the model's schedule");
     Slot& s = slots[slot_for(pos)];
+    UnitShard& us = units[size_t(u)];
     if (s.in_flight) {
       comm.wait(s.req);
       s.in_flight = false;
-      if (wire == DType::BF16)
-        bf16_to_fp32(reinterpret_cast<const uint16_t*>(s.wire.data()), s.full.data(), units[size_t(u)].padded);
+      decode(s);
+      if (hpz && pass == Pass::Forward && !us.secondary_valid) fill_secondary(us, s);
     }
     if (pos + 1 < schedule.size()) start_gather(pos + 1);  // prefetch into the other slot
-    return CVec<float>(s.full.data(), units[size_t(u)].numel);
-  }
-
-  // MPI progresses our ring only inside MPI calls: poke the prefetch at
-  // every unit boundary so its hops advance while the model computes.
-  void progress() {
-    for (Slot& s : slots)
-      if (s.in_flight) comm.test(s.req);
+    return CVec<float>(s.full.data(), us.numel);
   }
 
   void release(int u) {
@@ -135,8 +212,11 @@ struct Engine::Impl {
     progress();
     UnitShard& us = units[size_t(u)];
     const Buf<float>& g = u == 0 ? grad_emb : grad_cur;
-    comm.reduce_scatter(world, g.data(), reduced.data(), us.slice, wire, Purpose::GradReduce, us.name);
-    const float inv_p = 1.0f / float(topo.P);
+    if (qgz)
+      qgz->reduce(u, g.data(), reduced.data(), us.name);
+    else
+      comm.reduce_scatter(world, g.data(), reduced.data(), us.slice, wire, Purpose::GradReduce, us.name);
+    const float inv_p = 1.0f / float(topo.P);  // the mean over ranks
     float* dst = us.grad.data();
     for (int64_t i = 0; i < us.slice; ++i) dst[i] += reduced[size_t(i)] * inv_p;
     grad_live[size_t(u)] = false;
@@ -144,42 +224,65 @@ struct Engine::Impl {
 };
 
 Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, GPT<float>& model)
-    : cfg_(cfg), model_(model),
-      impl_(std::make_unique<Impl>(topo, comm, cfg.zero.comm_dtype == "bf16" ? DType::BF16 : DType::F32)) {
+    : cfg_(cfg), model_(model), impl_(std::make_unique<Impl>(topo, comm, cfg.zero)) {
   auto& I = *impl_;
+  const ZeroConfig& z = cfg.zero;
+  I.alpha = resolve_hpz(z, topo);
+  if (I.alpha > 1) I.hpz = std::make_unique<Group>(topo, topo.rank / I.alpha, topo.rank % I.alpha, "hpz");
+  I.align = std::max<int64_t>(z.quantized_weights ? z.weight_block : 1, z.quantized_gradients ? z.gradient_block : 1);
   const ParamLayout& layout = model.layout();
   int64_t max_padded = 0, max_block = 0;
+  std::vector<int64_t> padded;
   for (size_t u = 0; u < layout.units.size(); ++u) {
     const UnitSpec& spec = layout.units[u];
     UnitShard s;
     s.name = spec.name;
     s.numel = spec.numel;
-    s.padded = padded_size(spec.numel, topo.P);
-    s.slice = slice_size(spec.numel, topo.P);
-    s.mine = slice_span(spec.numel, topo.P, topo.rank);
+    s.padded = padded_size(spec.numel, topo.P, I.align);
+    s.slice = slice_size(spec.numel, topo.P, I.align);
+    s.mine = slice_span(spec.numel, topo.P, topo.rank, I.align);
     for (Buf<float>* b : {&s.master, &s.grad, &s.m, &s.v}) *b = Buf<float>(spec.name, size_t(s.slice));
     s.segments = decay_segments(spec, s.mine.begin, s.mine.end);
+    if (I.hpz) s.secondary.resize(size_t(I.wire_size(s.padded / I.alpha)));
     max_padded = std::max(max_padded, s.padded);
     if (u != 0) max_block = std::max(max_block, s.padded);
+    padded.push_back(s.padded);
     I.units.push_back(std::move(s));
   }
+  const int64_t max_slice = max_padded / topo.P;
   for (Slot& s : I.slots) {
     s.full = Buf<float>("gathered unit", size_t(max_padded));
-    if (I.wire != DType::F32) {
-      s.send.resize(size_t(bytes_of(I.wire, max_padded / topo.P)));
-      s.wire.resize(size_t(bytes_of(I.wire, max_padded)));
+    int64_t send = I.wire == DType::F32 ? 0 : I.wire_size(max_slice);
+    int64_t wire = I.wire == DType::F32 ? 0 : I.wire_size(max_padded);
+    if (z.quantized_weights) {
+      send = std::max(send, I.quant_chunk(max_slice));
+      wire = std::max(wire, I.quant_chunk(max_slice) * topo.P);
     }
+    s.send.resize(size_t(send));
+    s.wire.resize(size_t(wire));
+  }
+  if (z.quantized_gradients) {
+    QgzSettings q;
+    q.block = z.gradient_block;
+    q.intra_bits = z.intra_node_gradient_bits;
+    q.error_feedback = z.gradient_error_feedback;
+    q.beta = z.error_feedback_beta;
+    I.qgz = std::make_unique<QgzReducer>(topo, comm, q, padded);
   }
   I.grad_emb = Buf<float>("embeddings grad", size_t(I.units[0].padded));
   I.grad_cur = Buf<float>("unit grad", size_t(max_block));
   I.grad_live.assign(I.units.size(), false);
-  I.reduced.resize(size_t(max_padded / topo.P));
+  I.reduced.resize(size_t(max_slice));
   const int64_t bt = int64_t(cfg.train.batch_size) * cfg.train.seq_len;
   I.inputs = Buf<int32_t>("inputs", size_t(bt));
   I.targets = Buf<int32_t>("targets", size_t(bt));
 }
 
 Engine::~Engine() = default;
+
+int64_t Engine::align() const { return impl_->align; }
+int64_t Engine::padded(int unit) const { return impl_->units[size_t(unit)].padded; }
+int Engine::hpz_size() const { return impl_->alpha; }
 
 void Engine::init_weights(uint64_t seed) {
   for (size_t u = 0; u < impl_->units.size(); ++u) {
@@ -189,7 +292,7 @@ void Engine::init_weights(uint64_t seed) {
     Kokkos::deep_copy(s.v, 0.0f);
     Kokkos::deep_copy(s.grad, 0.0f);
   }
-  impl_->resident_unit = -1;
+  impl_->invalidate_secondaries();
 }
 
 CVec<float> Engine::acquire(int unit) { return impl_->acquire(unit); }
@@ -201,6 +304,7 @@ StepStats Engine::train_step(int64_t step, const DataLoader& loader, double lr) 
   auto& I = *impl_;
   I.comm.set_step(step);
   I.comm.counters().reset();
+  if (I.qgz && step % cfg_.zero.error_feedback_reset == 0) I.qgz->reset_error_feedback();
   for (auto& s : I.units) Kokkos::deep_copy(s.grad, 0.0f);
   const int A = cfg_.train.grad_accum, B = cfg_.train.batch_size, T = cfg_.train.seq_len;
   const int64_t bt = int64_t(B) * T;
@@ -228,7 +332,7 @@ StepStats Engine::train_step(int64_t step, const DataLoader& loader, double lr) 
   const float scale = clip > 0 && st.grad_norm > clip ? float(clip / (st.grad_norm + 1e-6)) : 1.0f;
   for (auto& s : I.units)
     adamw_shard(s.master, s.m, s.v, s.grad, s.segments, s.mine.begin, cfg_.optim, lr, int(step + 1), scale);
-  I.resident_unit = -1;  // the weights changed
+  I.invalidate_secondaries();  // the weights changed
   st.bytes = I.comm.counters();
   return st;
 }
@@ -270,7 +374,7 @@ std::vector<float> Engine::next_token_probs(const std::vector<int32_t>& context)
 std::vector<float> Engine::gather_master(int unit) {
   auto& I = *impl_;
   const UnitShard& s = I.units[size_t(unit)];
-  std::vector<float> full(size_t(s.padded));
+  std::vector<float> full(static_cast<size_t>(s.padded));
   I.comm.allgather(I.world, s.master.data(), full.data(), s.slice, DType::F32, Purpose::Other, s.name);
   full.resize(size_t(s.numel));
   return full;
@@ -283,9 +387,11 @@ MemoryReport Engine::memory() const {
     r.master += 4 * s.slice;
     r.grad += 4 * s.slice;
     r.adam += 8 * s.slice;
+    r.secondary += int64_t(s.secondary.size());
   }
   for (const auto& s : I.slots) r.gather += int64_t(4 * s.full.size() + s.wire.size() + s.send.size());
   r.grad_full = int64_t(4 * (I.grad_emb.size() + I.grad_cur.size()));
+  r.qgz = I.qgz ? I.qgz->memory_bytes() : 0;
   return r;
 }
 

@@ -1,4 +1,5 @@
-// The ZeRO-3 engine: sharded model states, gathered weights, reduced grads.
+// The ZeRO-3 / ZeRO++ engine: sharded model states, gathered weights,
+// reduced gradients.
 //
 // Each unit's flat parameter buffer (param_layout.hpp) is padded to P equal
 // slices (shard.hpp); rank r keeps slice r of the fp32 master weights, of the
@@ -10,6 +11,19 @@
 // micro-batches of a step the global gradient norm is all-reduced, clipped,
 // and AdamW updates the master shards. The engine decides where bytes travel
 // and knows no layer math; with P = 1 every collective is a local copy.
+//
+// ZeRO++ (each independent, ../shared/reference/zeropp-algorithms.md):
+//  - qwZ: the forward gathers each rank's slice quantized blockwise (int8 or
+//    int4, one fp32 scale per block) in one packed buffer [payload | scales],
+//    dequantized once on arrival;
+//  - hpZ: a secondary partition over groups of alpha consecutive ranks: the
+//    slice of the forward's full unit (dequantized) that this rank holds in its
+//    group, kept in the communication dtype; backward gathers, and forwards of
+//    micro-batches after the first, gather inside the group only. Secondaries
+//    are invalidated at every optimizer step and whenever weights are set;
+//  - qgZ: gradients reach their owners through qgz.hpp's two-hop all-to-all.
+// Units are padded to a multiple of P·block (block: the largest active
+// quantization block), so every slice is a whole number of blocks.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +51,9 @@ struct MemoryReport {
   int64_t master = 0, grad = 0, adam = 0;  // fp32 shards
   int64_t gather = 0;                      // the two full-unit slots (wire + fp32)
   int64_t grad_full = 0;                   // full-unit gradient buffers (current + tied embeddings)
-  int64_t total() const { return master + grad + adam + gather + grad_full; }
+  int64_t secondary = 0;                   // hpZ: 2Ψ/α in bf16
+  int64_t qgz = 0;                         // qgZ staging and error-feedback buffers
+  int64_t total() const { return master + grad + adam + gather + grad_full + secondary + qgz; }
 };
 
 class Engine final : private UnitSource<float> {
@@ -47,6 +63,13 @@ class Engine final : private UnitSource<float> {
 
   // GPT-2 initialisation of this rank's master shards (same weights on any P).
   void init_weights(uint64_t seed);
+
+  // Units padded to (a multiple of P·align): what each rank's slice tiles.
+  int64_t align() const;
+  // Padded size of unit u.
+  int64_t padded(int unit) const;
+  // hpZ group size alpha (1: hpZ off).
+  int hpz_size() const;
 
   // One optimizer step over A micro-batches of `loader` at learning rate lr.
   StepStats train_step(int64_t step, const DataLoader& loader, double lr);

@@ -43,11 +43,21 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
                 t.grad_accum, topo.P, (long long)tokens_per_step);
   rows.emplace_back("batch", buf);
   rows.emplace_back("steps", std::to_string(t.steps));
-  rows.emplace_back("comm dtype", cfg.zero.comm_dtype);
-  std::snprintf(buf, sizeof buf, "%s (master %s, grad %s, adam %s, gather slots %s, full grads %s)",
+  const auto& z = cfg.zero;
+  std::string zero = "ZeRO-3, " + z.comm_dtype + " communication";
+  if (z.quantized_weights)
+    zero += ", qwZ int" + std::to_string(z.weight_bits) + " block " + std::to_string(z.weight_block);
+  if (engine.hpz_size() > 1) zero += ", hpZ groups of " + std::to_string(engine.hpz_size());
+  if (z.quantized_gradients)
+    zero += ", qgZ int" + std::to_string(z.intra_node_gradient_bits) + "/int4 block " +
+            std::to_string(z.gradient_block) + (z.gradient_error_feedback ? " + error feedback" : "");
+  rows.emplace_back("engine", zero);
+  std::snprintf(buf, sizeof buf,
+                "%s (master %s, grad %s, adam %s, gather slots %s, full grads %s, hpZ secondary %s, qgZ %s)",
                 human_bytes(double(mem.total())).c_str(), human_bytes(double(mem.master)).c_str(),
                 human_bytes(double(mem.grad)).c_str(), human_bytes(double(mem.adam)).c_str(),
-                human_bytes(double(mem.gather)).c_str(), human_bytes(double(mem.grad_full)).c_str());
+                human_bytes(double(mem.gather)).c_str(), human_bytes(double(mem.grad_full)).c_str(),
+                human_bytes(double(mem.secondary)).c_str(), human_bytes(double(mem.qgz)).c_str());
   rows.emplace_back("memory per rank", buf);
   rows.emplace_back("BLAS", gemm_backend_name());
   rows.emplace_back("Kokkos", ExecSpace::name());
