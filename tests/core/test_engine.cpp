@@ -8,94 +8,13 @@
 // window s·A·P + m·P + r, the same one (io/data_loader.hpp).
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <unistd.h>
 
-#include "io/token_file.hpp"
-#include "src/optimizer.hpp"
+#include "core/engine_fixture.hpp"
 #include "src/shard.hpp"
-#include "src/train.hpp"
 
 using namespace zeropp;
+using namespace zeropp::test;
 
-namespace {
-
-int world_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
-
-// A token file shared by all ranks (rank 0 writes it once).
-std::string corpus() {
-  static std::string path;
-  if (!path.empty()) return path;
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int pid = getpid();
-  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  path = "/tmp/zeropp_engine_test_" + std::to_string(pid) + ".bin";
-  if (rank == 0) {
-    std::vector<uint16_t> t(20000);
-    uint64_t x = 88172645463325252ull;
-    for (auto& v : t) {  // text-like: a skewed distribution over 64 ids
-      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-      v = uint16_t((x % 64) * (x % 64) / 64);
-    }
-    write_token_file(path, t);
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-  return path;
-}
-
-Config tiny(int A, const std::string& dtype) {
-  Config c;
-  c.model.vocab_size = 64;
-  c.model.max_seq_len = 16;
-  c.model.n_layer = 2;
-  c.model.n_head = 2;
-  c.model.n_embd = 24;  // units of odd sizes: padding on every P
-  c.train.batch_size = 2;
-  c.train.seq_len = 16;
-  c.train.grad_accum = A;
-  c.train.steps = 4;
-  c.optim.lr = 3e-3;
-  c.optim.min_lr = 3e-4;
-  c.optim.warmup_steps = 1;
-  c.optim.grad_clip = 0.5;  // small enough to clip: the global norm path is exercised
-  c.data.train = corpus();
-  c.data.val = "";
-  c.data.shuffle = false;
-  c.zero.comm_dtype = dtype;
-  return c;
-}
-
-struct Trace {
-  std::vector<double> losses, norms;
-  std::vector<std::vector<float>> weights;  // every unit, full
-};
-
-Trace train(const Config& c, MPI_Comm base) {
-  Run run(c, base);
-  Trace t;
-  for (int64_t s = 0; s < c.train.steps; ++s) {
-    const StepStats st = run.engine.train_step(s, *run.train, learning_rate(c.optim, s, c.train.steps));
-    t.losses.push_back(st.loss);
-    t.norms.push_back(st.grad_norm);
-  }
-  for (size_t u = 0; u < run.model.layout().units.size(); ++u) t.weights.push_back(run.engine.gather_master(int(u)));
-  return t;
-}
-
-double max_rel(const std::vector<float>& a, const std::vector<float>& b) {
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, double(std::abs(a[i] - b[i])));
-    scale = std::max(scale, double(std::abs(b[i])));
-  }
-  return diff / scale;
-}
-
-}  // namespace
 
 TEST_CASE("ZeRO-3 on P ranks equals one rank on the same global batch (fp32)", "[engine]") {
   const int P = world_size();
