@@ -11,6 +11,7 @@
 #include "src/errors.hpp"
 #include "src/logging.hpp"
 #include "src/optimizer.hpp"
+#include "src/quant.hpp"
 #include "src/train.hpp"
 
 namespace zeropp {
@@ -74,7 +75,70 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// Accumulated error of quantizing tensors: sqrt(sum err^2 / sum x^2) and
+// max |err| / max |x|.
+struct QuantError {
+  double err2 = 0, x2 = 0, max_err = 0, max_x = 0;
+  void add(const float* x, int64_t n, int bits, int64_t block) {
+    const int64_t padded = (n + block - 1) / block * block;
+    std::vector<float> in(static_cast<size_t>(padded), 0.0f), out(static_cast<size_t>(padded));
+    std::copy(x, x + n, in.begin());
+    std::vector<uint8_t> q(static_cast<size_t>(quant::payload_bytes(padded, bits)));
+    std::vector<float> scales(static_cast<size_t>(padded / block));
+    quant::quantize(bits, in.data(), q.data(), scales.data(), padded, block);
+    quant::dequantize(bits, q.data(), scales.data(), out.data(), padded, block);
+    for (int64_t i = 0; i < n; ++i) {
+      const double e = double(out[size_t(i)]) - double(x[i]);
+      err2 += e * e;
+      x2 += double(x[i]) * x[i];
+      max_err = std::max(max_err, std::abs(e));
+      max_x = std::max(max_x, double(std::abs(x[i])));
+    }
+  }
+  double rel_l2() const { return x2 > 0 ? std::sqrt(err2 / x2) : 0; }
+  double rel_max() const { return max_x > 0 ? max_err / max_x : 0; }
+};
+
 }  // namespace
+
+int run_bench_quant(const Config& cfg, int steps) {
+  if (steps < 1) throw Error("bench quant: --steps must be at least 1, got " + std::to_string(steps));
+  Run run(cfg);
+  for (int s = 0; s < steps; ++s) run.engine.train_step(s, *run.train, learning_rate(cfg.optim, s, steps));
+  const auto& layout = run.model.layout();
+  std::vector<std::vector<float>> weights, grads;
+  for (size_t u = 0; u < layout.units.size(); ++u) {
+    weights.push_back(run.engine.gather_master(int(u)));
+    grads.push_back(run.engine.gather_grad(int(u)));
+  }
+  log0("zeropp bench quant: %s after %d steps (%lld parameters); error of blockwise symmetric quantization\n",
+       cfg.train.out_dir.c_str(), steps, (long long)layout.numel);
+  log0(
+      "relative L2 = ||x - deq(q(x))|| / ||x||, relative max = max|x - deq| / max|x|, over every tensor\n\n");
+  log0(
+      "| block | scale overhead | weights int8 L2 | int8 max | weights int4 L2 | int4 max | grads int8 L2 | "
+      "int8 max | grads int4 L2 | int4 max |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int64_t block : {32l, 64l, 128l, 256l, 512l, 2048l, 8192l, 0l}) {  // 0: one scale per tensor
+    QuantError e[2][2];                                                   // [weights|grads][int8|int4]
+    for (size_t u = 0; u < layout.units.size(); ++u)
+      for (const auto& p : layout.units[u].params)
+        for (int what = 0; what < 2; ++what)
+          for (int b = 0; b < 2; ++b) {
+            const float* x = (what == 0 ? weights : grads)[u].data() + p.offset;
+            const int64_t blk = block ? block : (p.numel + 1) / 2 * 2;
+            e[what][b].add(x, p.numel, b == 0 ? 8 : 4, blk);
+          }
+    char label[32], over[32];
+    std::snprintf(label, sizeof label, block ? "%lld" : "per tensor", (long long)block);
+    std::snprintf(over, sizeof over, block ? "%.2f%% / %.2f%%" : "~0", block ? 400.0 / double(block) : 0.0,
+                  block ? 800.0 / double(block) : 0.0);
+    log0("| %s | %s | %.3e | %.3e | %.3e | %.3e | %.3e | %.3e | %.3e | %.3e |\n", label, over,
+         e[0][0].rel_l2(), e[0][0].rel_max(), e[0][1].rel_l2(), e[0][1].rel_max(), e[1][0].rel_l2(),
+         e[1][0].rel_max(), e[1][1].rel_l2(), e[1][1].rel_max());
+  }
+  log0("\nscale overhead: fp32 scale bytes per payload byte, int8 / int4\n");
+  return kExitOk;
+}
 
 int run_bench_step(const Config& cfg, int steps) {
   if (steps < 1) throw Error("bench step: --steps must be at least 1, got " + std::to_string(steps));
@@ -116,10 +180,11 @@ int run_bench_step(const Config& cfg, int steps) {
                                      {"sent per step, intra-node", human_bytes(all[0]) + " (all ranks)"},
                                      {"sent per step, inter-node", human_bytes(all[1]) + " (all ranks)"},
                                  });
-  log0("bench step | %s | %.2f ms/step | %.0f tok/s | %.2f GFLOP/s/rank | GEMM %.2f GFLOP/s | ratio %.3f | "
-       "intra %.3f MB | inter %.3f MB | peak RSS %.0f MiB\n",
-       run.topo.describe().c_str(), step_ms, tokens / (step_ms * 1e-3), step_gflops, lib_gflops,
-       step_gflops / lib_gflops, all[0] * 1e-6, all[1] * 1e-6, peak_max / 1048576.0);
+  log0(
+      "bench step | %s | %.2f ms/step | %.0f tok/s | %.2f GFLOP/s/rank | GEMM %.2f GFLOP/s | ratio %.3f | "
+      "intra %.3f MB | inter %.3f MB | peak RSS %.0f MiB\n",
+      run.topo.describe().c_str(), step_ms, tokens / (step_ms * 1e-3), step_gflops, lib_gflops,
+      step_gflops / lib_gflops, all[0] * 1e-6, all[1] * 1e-6, peak_max / 1048576.0);
   return kExitOk;
 }
 

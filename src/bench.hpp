@@ -10,4 +10,11 @@ namespace zeropp {
 
 int run_bench_step(const Config& cfg, int steps);
 
+// `zeropp bench quant`: after `steps` training steps of the deck, the error
+// of blockwise int8/int4 quantization (relative L2 and relative max) of the
+// model's real weights and gradients, for several block sizes and for one
+// scale per tensor: the measurement behind zero.weight_block and
+// zero.gradient_block.
+int run_bench_quant(const Config& cfg, int steps);
+
 }  // namespace zeropp

@@ -39,7 +39,8 @@ int run_cli(int argc, char** argv) {
 
   std::string input, out_dir;
   double val_fraction = 0.05;
-  auto* prep = app.add_subcommand("prepare-data", "Turn UTF-8 text into byte-level token files (llm.c format)");
+  auto* prep =
+      app.add_subcommand("prepare-data", "Turn UTF-8 text into byte-level token files (llm.c format)");
   prep->add_option("--input", input, "UTF-8 text file")->required();
   prep->add_option("--out-dir", out_dir, "Folder for train.bin and val.bin")->required();
   prep->add_option("--val-fraction", val_fraction, "Share of the tokens (at the end) for validation")
@@ -54,6 +55,13 @@ int run_cli(int argc, char** argv) {
   bstep->add_option("--steps", bench_steps, "Timed steps (after one warm-up step)")->capture_default_str();
   bstep->allow_extras();
   bstep->footer(keys_footer());
+  std::string quant_deck;
+  int quant_steps = 50;
+  auto* bquant =
+      bench->add_subcommand("quant", "Quantization error on the model's real weights and gradients");
+  bquant->add_option("deck", quant_deck, "TOML deck")->required();
+  bquant->add_option("--steps", quant_steps, "Training steps before measuring")->capture_default_str();
+  bquant->allow_extras();
 
   try {
     app.parse(argc, argv);
@@ -80,6 +88,11 @@ int run_cli(int argc, char** argv) {
       const Config cfg =
           collectively(MPI_COMM_WORLD, [&] { return load_config(bench_deck, overrides_of(bstep)); });
       return run_bench_step(cfg, bench_steps);
+    }
+    if (*bquant) {
+      const Config cfg =
+          collectively(MPI_COMM_WORLD, [&] { return load_config(quant_deck, overrides_of(bquant)); });
+      return run_bench_quant(cfg, quant_steps);
     }
   } catch (const Error& e) {
     if (root) std::fprintf(stderr, "zeropp: error: %s\n", e.what());

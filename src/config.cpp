@@ -1,10 +1,11 @@
 #include "src/config.hpp"
 
+#include <toml++/toml.h>
+
 #include <cmath>
 #include <functional>
 #include <map>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "src/errors.hpp"
 
@@ -16,10 +17,14 @@ enum class Kind { Int, Float, Bool, String };
 
 const char* kind_name(Kind k) {
   switch (k) {
-    case Kind::Int: return "an integer";
-    case Kind::Float: return "a number";
-    case Kind::Bool: return "a boolean";
-    case Kind::String: return "a string";
+    case Kind::Int:
+      return "an integer";
+    case Kind::Float:
+      return "a number";
+    case Kind::Bool:
+      return "a boolean";
+    case Kind::String:
+      return "a string";
   }
   return "?";
 }
@@ -321,8 +326,12 @@ std::string to_toml(const Config& cin) {
       case Kind::Int:
         out << (f.is64 ? *static_cast<int64_t*>(f.ptr) : *static_cast<int*>(f.ptr));
         break;
-      case Kind::Float: out << fmt_double(*static_cast<double*>(f.ptr)); break;
-      case Kind::Bool: out << (*static_cast<bool*>(f.ptr) ? "true" : "false"); break;
+      case Kind::Float:
+        out << fmt_double(*static_cast<double*>(f.ptr));
+        break;
+      case Kind::Bool:
+        out << (*static_cast<bool*>(f.ptr) ? "true" : "false");
+        break;
       case Kind::String: {
         std::ostringstream q;
         q << toml::value<std::string>(*static_cast<std::string*>(f.ptr));

@@ -22,13 +22,13 @@ struct ModelConfig {
 };
 
 struct TrainConfig {
-  int batch_size = 8;   // B: sequences per micro-batch per rank
-  int seq_len = 256;    // T: tokens per sequence (<= model.max_seq_len)
-  int grad_accum = 1;   // A: micro-batches per optimizer step
-  int64_t steps = 100;  // optimizer steps
-  int64_t seed = 1337;  // initialisation and shuffling
-  int val_every = 0;    // validation every N steps (0: only at the end)
-  int val_batches = 4;  // micro-batches per validation
+  int batch_size = 8;       // B: sequences per micro-batch per rank
+  int seq_len = 256;        // T: tokens per sequence (<= model.max_seq_len)
+  int grad_accum = 1;       // A: micro-batches per optimizer step
+  int64_t steps = 100;      // optimizer steps
+  int64_t seed = 1337;      // initialisation and shuffling
+  int val_every = 0;        // validation every N steps (0: only at the end)
+  int val_batches = 4;      // micro-batches per validation
   int sample_tokens = 128;  // tokens generated at the end (0: none)
   std::string sample_prompt = "And God said";
   std::string out_dir = "runs/default";
@@ -59,13 +59,13 @@ struct ZeroConfig {
   int ranks_per_node = 0;           // 0: detect nodes; X > 0: emulate nodes of X ranks
   std::string comm_dtype = "bf16";  // dtype of gathered weights and reduced gradients: bf16 or fp32
   // ZeRO++ (docs in README.md); each independent, all on = ZeRO++.
-  bool quantized_weights = false;  // qwZ: blockwise-quantized forward all-gather
-  int weight_bits = 8;             // 8 or 4
-  int weight_block = 256;          // elements per fp32 scale (a power of two)
-  int hpz_partition_size = 1;      // hpZ: 1 off, 0 the node (X), alpha: groups of alpha ranks
-  bool quantized_gradients = false;   // qgZ: two-hop all-to-all int4 reduce-scatter
-  int gradient_block = 256;           // elements per fp32 scale (a power of two)
-  int intra_node_gradient_bits = 4;   // 4, or 8 inside the node (SDP4Bit)
+  bool quantized_weights = false;        // qwZ: blockwise-quantized forward all-gather
+  int weight_bits = 8;                   // 8 or 4
+  int weight_block = 256;                // elements per fp32 scale (a power of two)
+  int hpz_partition_size = 1;            // hpZ: 1 off, 0 the node (X), alpha: groups of alpha ranks
+  bool quantized_gradients = false;      // qgZ: two-hop all-to-all int4 reduce-scatter
+  int gradient_block = 128;              // elements per fp32 scale (a power of two)
+  int intra_node_gradient_bits = 4;      // 4, or 8 inside the node (SDP4Bit)
   bool gradient_error_feedback = false;  // LoCo-style error compensation per hop
   double error_feedback_beta = 0.8;
   int error_feedback_reset = 1024;  // zero the error buffers every N steps

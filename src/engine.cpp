@@ -79,7 +79,10 @@ struct Engine::Impl {
   Buf<int32_t> inputs, targets;
 
   Impl(const Topology& t, Communicator& c, const ZeroConfig& zc)
-      : topo(t), comm(c), z(zc), world(Group::world(t)),
+      : topo(t),
+        comm(c),
+        z(zc),
+        world(Group::world(t)),
         wire(zc.comm_dtype == "bf16" ? DType::BF16 : DType::F32) {}
 
   int64_t wire_size(int64_t n) const { return bytes_of(wire, n); }
@@ -98,7 +101,8 @@ struct Engine::Impl {
     if (hpz && us.secondary_valid) {  // inside the hpZ group, from the secondaries
       s.route = Route::Group;
       void* recv = wire == DType::F32 ? static_cast<void*>(s.full.data()) : s.wire.data();
-      s.req = comm.start_allgather(*hpz, us.secondary.data(), recv, us.padded / alpha, wire, purpose, us.name);
+      s.req =
+          comm.start_allgather(*hpz, us.secondary.data(), recv, us.padded / alpha, wire, purpose, us.name);
       return;
     }
     if (z.quantized_weights && pass == Pass::Forward) {  // qwZ
@@ -229,7 +233,8 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, GPT<
   const ZeroConfig& z = cfg.zero;
   I.alpha = resolve_hpz(z, topo);
   if (I.alpha > 1) I.hpz = std::make_unique<Group>(topo, topo.rank / I.alpha, topo.rank % I.alpha, "hpz");
-  I.align = std::max<int64_t>(z.quantized_weights ? z.weight_block : 1, z.quantized_gradients ? z.gradient_block : 1);
+  I.align = std::max<int64_t>(z.quantized_weights ? z.weight_block : 1,
+                              z.quantized_gradients ? z.gradient_block : 1);
   const ParamLayout& layout = model.layout();
   int64_t max_padded = 0, max_block = 0;
   std::vector<int64_t> padded;
@@ -316,7 +321,8 @@ StepStats Engine::train_step(int64_t step, const DataLoader& loader, double lr) 
     Kokkos::deep_copy(I.inputs, in_h);
     Kokkos::deep_copy(I.targets, tg_h);
     I.begin_pass(Pass::Forward, model_.unit_schedule(Pass::Forward));
-    sums[0] += model_.forward(CVec<int32_t>(I.inputs.data(), bt), CVec<int32_t>(I.targets.data(), bt), B, T, *this);
+    sums[0] +=
+        model_.forward(CVec<int32_t>(I.inputs.data(), bt), CVec<int32_t>(I.targets.data(), bt), B, T, *this);
     I.begin_pass(Pass::Backward, model_.unit_schedule(Pass::Backward));
     model_.backward(1.0f / float(bt * A), *this);
   }
@@ -349,7 +355,8 @@ double Engine::eval_loss(const DataLoader& val, int batches) {
     Kokkos::deep_copy(I.inputs, in_h);
     Kokkos::deep_copy(I.targets, tg_h);
     I.begin_pass(Pass::Forward, model_.unit_schedule(Pass::Forward));
-    sum += model_.forward(CVec<int32_t>(I.inputs.data(), bt), CVec<int32_t>(I.targets.data(), bt), B, T, *this);
+    sum +=
+        model_.forward(CVec<int32_t>(I.inputs.data(), bt), CVec<int32_t>(I.targets.data(), bt), B, T, *this);
   }
   I.resident_unit = -1;
   I.comm.allreduce_sum(I.world, &sum, 1, Purpose::Other, "val loss");
@@ -371,13 +378,24 @@ std::vector<float> Engine::next_token_probs(const std::vector<int32_t>& context)
   return std::vector<float>(h.data(), h.data() + V);
 }
 
-std::vector<float> Engine::gather_master(int unit) {
-  auto& I = *impl_;
-  const UnitShard& s = I.units[size_t(unit)];
+namespace {
+std::vector<float> gather_full(Communicator& comm, Group& world, const UnitShard& s,
+                               const Buf<float>& shard) {
   std::vector<float> full(static_cast<size_t>(s.padded));
-  I.comm.allgather(I.world, s.master.data(), full.data(), s.slice, DType::F32, Purpose::Other, s.name);
+  comm.allgather(world, shard.data(), full.data(), s.slice, DType::F32, Purpose::Other, s.name);
   full.resize(size_t(s.numel));
   return full;
+}
+}  // namespace
+
+std::vector<float> Engine::gather_master(int unit) {
+  const UnitShard& s = impl_->units[size_t(unit)];
+  return gather_full(impl_->comm, impl_->world, s, s.master);
+}
+
+std::vector<float> Engine::gather_grad(int unit) {
+  const UnitShard& s = impl_->units[size_t(unit)];
+  return gather_full(impl_->comm, impl_->world, s, s.grad);
 }
 
 MemoryReport Engine::memory() const {

@@ -40,9 +40,9 @@
 namespace zeropp {
 
 struct StepStats {
-  double loss = 0;       // mean over micro-batches and ranks
-  double grad_norm = 0;  // global, before clipping
-  ByteCounters bytes;    // what this rank sent during the step
+  double loss = 0;                  // mean over micro-batches and ranks
+  double grad_norm = 0;             // global, before clipping
+  ByteCounters bytes;               // what this rank sent during the step
   double inter_node_bytes_all = 0;  // sent across nodes by all ranks (but the step's last all-reduce)
 };
 
@@ -81,8 +81,10 @@ class Engine final : private UnitSource<float> {
   // passes the same context).
   std::vector<float> next_token_probs(const std::vector<int32_t>& context);
 
-  // The full fp32 master weights of unit u (collective; tests and checks).
+  // The full fp32 master weights of unit u, or the mean gradient of the last
+  // step (before clipping) (collective; tests, checks and benches).
   std::vector<float> gather_master(int unit);
+  std::vector<float> gather_grad(int unit);
 
   MemoryReport memory() const;
   int64_t parameters() const { return model_.layout().numel; }

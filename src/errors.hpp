@@ -58,21 +58,21 @@ auto collectively(MPI_Comm comm, F&& f) {
 
 }  // namespace zeropp
 
-#define ZCHECK_MPI(call)                                                                   \
-  do {                                                                                     \
-    const int zeropp_rc_ = (call);                                                         \
-    if (zeropp_rc_ != MPI_SUCCESS) {                                                       \
-      char zeropp_msg_[MPI_MAX_ERROR_STRING];                                              \
-      int zeropp_len_ = 0;                                                                 \
-      MPI_Error_string(zeropp_rc_, zeropp_msg_, &zeropp_len_);                             \
-      ::zeropp::fatal(#call, __FILE__, __LINE__, std::string(zeropp_msg_, zeropp_len_));   \
-    }                                                                                      \
+#define ZCHECK_MPI(call)                                                                 \
+  do {                                                                                   \
+    const int zeropp_rc_ = (call);                                                       \
+    if (zeropp_rc_ != MPI_SUCCESS) {                                                     \
+      char zeropp_msg_[MPI_MAX_ERROR_STRING];                                            \
+      int zeropp_len_ = 0;                                                               \
+      MPI_Error_string(zeropp_rc_, zeropp_msg_, &zeropp_len_);                           \
+      ::zeropp::fatal(#call, __FILE__, __LINE__, std::string(zeropp_msg_, zeropp_len_)); \
+    }                                                                                    \
   } while (0)
 
 // HDF5 calls return a negative value on failure.
-#define ZCHECK_H5(call)                                                                    \
-  ([&]() {                                                                                 \
-    auto zeropp_r_ = (call);                                                               \
+#define ZCHECK_H5(call)                                                                      \
+  ([&]() {                                                                                   \
+    auto zeropp_r_ = (call);                                                                 \
     if (zeropp_r_ < 0) ::zeropp::fatal(#call, __FILE__, __LINE__, "HDF5 returned an error"); \
-    return zeropp_r_;                                                                      \
+    return zeropp_r_;                                                                        \
   }())

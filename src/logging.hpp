@@ -2,7 +2,8 @@
 //
 // Only rank 0 prints; every line goes to stdout and is flushed, so a batch
 // system's log shows progress as it happens. Step lines are grep-able:
-//   step 12/500 | loss 2.8412 | lr 3.00e-04 | norm 0.91 | 45.1 ms | 18140 tok/s | 31.2 GFLOP/s | xnode 1.20 MB
+//   step 12/500 | loss 2.8412 | lr 3.00e-04 | norm 0.91 | 45.1 ms | 18140 tok/s | 31.2 GFLOP/s | xnode 1.20
+//   MB
 #pragma once
 
 #include <cstdint>

@@ -41,11 +41,11 @@ uint64_t splitmix64(uint64_t x) {
 template <class T>
 struct GPT<T>::Acts {
   Buf<int32_t> tokens, targets;
-  Buf<T> encoded;                                     // [B,T,C] residual stream into h.0
-  std::vector<Buf<T>> ln1, ln1_mean, ln1_rstd, qkv;   // per layer
+  Buf<T> encoded;                                    // [B,T,C] residual stream into h.0
+  std::vector<Buf<T>> ln1, ln1_mean, ln1_rstd, qkv;  // per layer
   std::vector<Buf<T>> atty, att, res2, ln2, ln2_mean, ln2_rstd, fch, fch_gelu, res3;
-  Buf<T> preatt, scratchC;                            // forward scratch
-  Buf<T> lnf, lnf_mean, lnf_rstd, logits, losses;     // logits [B,T,V] become probs
+  Buf<T> preatt, scratchC;                         // forward scratch
+  Buf<T> lnf, lnf_mean, lnf_rstd, logits, losses;  // logits [B,T,V] become probs
   // backward scratch
   Buf<T> dres_a, dres_b, dres2, dfcproj, dln2, dattproj, datty, dln1, dlnf, dqkv, dfch, dgelu, dpreatt, datt;
 };
@@ -82,7 +82,8 @@ GPT<T>::GPT(const ModelConfig& cfg, int B, int Tmax)
   a.lnf_rstd = buf("lnf_rstd", BT);
   a.logits = buf("logits", BT * V);
   a.losses = buf("losses", BT);
-  for (Buf<T>* b : {&a.dres_a, &a.dres_b, &a.dres2, &a.dfcproj, &a.dln2, &a.dattproj, &a.datty, &a.dln1, &a.dlnf})
+  for (Buf<T>* b :
+       {&a.dres_a, &a.dres_b, &a.dres2, &a.dfcproj, &a.dln2, &a.dattproj, &a.datty, &a.dln1, &a.dlnf})
     *b = buf("dC", BT * C);
   a.dqkv = buf("dqkv", BT * 3 * C);
   a.dfch = buf("dfch", BT * 4 * C);
@@ -119,7 +120,8 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
   Kokkos::deep_copy(Kokkos::View<int32_t*, MemSpace, Kokkos::MemoryUnmanaged>(a.tokens.data(), BT), tokens);
   const bool with_targets = targets.size() > 0;
   if (with_targets)
-    Kokkos::deep_copy(Kokkos::View<int32_t*, MemSpace, Kokkos::MemoryUnmanaged>(a.targets.data(), BT), targets);
+    Kokkos::deep_copy(Kokkos::View<int32_t*, MemSpace, Kokkos::MemoryUnmanaged>(a.targets.data(), BT),
+                      targets);
 
   const auto P = [](const CVec<T>& w, const ParamSpec& p) { return CVec<T>(w.data() + p.offset, p.numel); };
   const CVec<int32_t> tok(a.tokens.data(), BT);
@@ -140,12 +142,12 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
     const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
     layernorm_forward<T>(at(a.ln1[l], 0, nC), at(a.ln1_mean[l], 0, BT), at(a.ln1_rstd[l], 0, BT), x,
                          P(w, ps[LN1W]), P(w, ps[LN1B]), int(BT), C);
-    matmul_forward<T>(at(a.qkv[l], 0, 3 * nC), at(a.ln1[l], 0, nC), P(w, ps[ATTNW]), P(w, ps[ATTNB]), int(BT), C,
-                      3 * C);
+    matmul_forward<T>(at(a.qkv[l], 0, 3 * nC), at(a.ln1[l], 0, nC), P(w, ps[ATTNW]), P(w, ps[ATTNB]), int(BT),
+                      C, 3 * C);
     attention_forward<T>(at(a.atty[l], 0, nC), at(a.preatt, 0, natt), at(a.att[l], 0, natt),
                          at(a.qkv[l], 0, 3 * nC), B, Tn, C, NH);
-    matmul_forward<T>(at(a.scratchC, 0, nC), at(a.atty[l], 0, nC), P(w, ps[APROJW]), P(w, ps[APROJB]), int(BT),
-                      C, C);
+    matmul_forward<T>(at(a.scratchC, 0, nC), at(a.atty[l], 0, nC), P(w, ps[APROJW]), P(w, ps[APROJB]),
+                      int(BT), C, C);
     residual_forward<T>(at(a.res2[l], 0, nC), x, at(a.scratchC, 0, nC), nC);
     layernorm_forward<T>(at(a.ln2[l], 0, nC), at(a.ln2_mean[l], 0, BT), at(a.ln2_rstd[l], 0, BT),
                          at(a.res2[l], 0, nC), P(w, ps[LN2W]), P(w, ps[LN2B]), int(BT), C);
@@ -206,7 +208,8 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
     CVec<T> w = src.acquire(emb);
     const Vec<T> g = src.grad(emb);
     const auto& wte = layout_.units[emb].params[0];
-    matmul_backward<T>(dlnf, G(g, wte), Vec<T>(), dlogits, at(a.lnf, 0, nC), P(w, wte), int(BT), C, V, Trans::T);
+    matmul_backward<T>(dlnf, G(g, wte), Vec<T>(), dlogits, at(a.lnf, 0, nC), P(w, wte), int(BT), C, V,
+                       Trans::T);
     src.release(emb);
   }
   // final LayerNorm: dres becomes the gradient of h.{L-1}'s output.
@@ -237,8 +240,8 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
     matmul_backward<T>(dgelu, G(g, ps[MPROJW]), G(g, ps[MPROJB]), dfcproj, at(a.fch_gelu[l], 0, 4 * nC),
                        P(w, ps[MPROJW]), int(BT), 4 * C, C);
     gelu_backward<T>(dfch, at(a.fch[l], 0, 4 * nC), dgelu, 4 * nC);
-    matmul_backward<T>(dln2, G(g, ps[FCW]), G(g, ps[FCB]), dfch, at(a.ln2[l], 0, nC), P(w, ps[FCW]), int(BT), C,
-                       4 * C);
+    matmul_backward<T>(dln2, G(g, ps[FCW]), G(g, ps[FCB]), dfch, at(a.ln2[l], 0, nC), P(w, ps[FCW]), int(BT),
+                       C, 4 * C);
     layernorm_backward<T>(dres2, G(g, ps[LN2W]), G(g, ps[LN2B]), dln2, at(a.res2[l], 0, nC), P(w, ps[LN2W]),
                           at(a.ln2_mean[l], 0, BT), at(a.ln2_rstd[l], 0, BT), int(BT), C);
     residual_backward<T>(din, dattproj, dres2, nC);
@@ -248,8 +251,8 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
                           at(a.att[l], 0, natt), B, Tn, C, NH);
     matmul_backward<T>(dln1, G(g, ps[ATTNW]), G(g, ps[ATTNB]), dqkv, at(a.ln1[l], 0, nC), P(w, ps[ATTNW]),
                        int(BT), C, 3 * C);
-    layernorm_backward<T>(din, G(g, ps[LN1W]), G(g, ps[LN1B]), dln1, x, P(w, ps[LN1W]), at(a.ln1_mean[l], 0, BT),
-                          at(a.ln1_rstd[l], 0, BT), int(BT), C);
+    layernorm_backward<T>(din, G(g, ps[LN1W]), G(g, ps[LN1B]), dln1, x, P(w, ps[LN1W]),
+                          at(a.ln1_mean[l], 0, BT), at(a.ln1_rstd[l], 0, BT), int(BT), C);
     src.grad_done(u);
     src.release(u);
     std::swap(din, dout);  // this block's input gradient is the next one's output gradient
@@ -269,7 +272,8 @@ CVec<T> GPT<T>::probs() const {
 }
 
 template <class T>
-void GPT<T>::init_unit(const ParamLayout& layout, int unit, uint64_t seed, int64_t begin, int64_t end, T* out) {
+void GPT<T>::init_unit(const ParamLayout& layout, int unit, uint64_t seed, int64_t begin, int64_t end,
+                       T* out) {
   const UnitSpec& u = layout.units[size_t(unit)];
   const double std_resid = 0.02 / std::sqrt(2.0 * double(layout.units.size() - 2));
   size_t p = 0;
@@ -282,12 +286,17 @@ void GPT<T>::init_unit(const ParamLayout& layout, int unit, uint64_t seed, int64
     const ParamSpec& ps = u.params[p];
     double v = 0;
     switch (ps.init) {
-      case ParamSpec::Init::Zeros: v = 0; break;
-      case ParamSpec::Init::Ones: v = 1; break;
+      case ParamSpec::Init::Zeros:
+        v = 0;
+        break;
+      case ParamSpec::Init::Ones:
+        v = 1;
+        break;
       case ParamSpec::Init::Normal:
       case ParamSpec::Init::ResidualNormal: {
         // Counter-based: element i of the unit depends on (seed, unit, i) only.
-        const uint64_t h = splitmix64(seed ^ splitmix64(uint64_t(unit) * 0x100000001B3ull ^ splitmix64(uint64_t(i))));
+        const uint64_t h =
+            splitmix64(seed ^ splitmix64(uint64_t(unit) * 0x100000001B3ull ^ splitmix64(uint64_t(i))));
         const double u1 = (double((h >> 11) & ((1ull << 26) - 1)) + 1.0) / double(1ull << 26);
         const double u2 = double(h >> 38) / double(1ull << 26);
         const double n = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);

@@ -31,8 +31,8 @@ std::vector<DecaySegment> decay_segments(const UnitSpec& u, int64_t begin, int64
 }
 
 void adamw_shard(Vec<float> param, Vec<float> m, Vec<float> v, CVec<float> grad,
-                 const std::vector<DecaySegment>& segments, int64_t shard_begin, const OptimConfig& o, double lr,
-                 int step, float grad_scale) {
+                 const std::vector<DecaySegment>& segments, int64_t shard_begin, const OptimConfig& o,
+                 double lr, int step, float grad_scale) {
   for (const auto& s : segments) {
     const int64_t off = s.begin - shard_begin, n = s.end - s.begin;
     adamw_update<float>(Vec<float>(param.data() + off, n), Vec<float>(m.data() + off, n),

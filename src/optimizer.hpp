@@ -33,7 +33,7 @@ std::vector<DecaySegment> decay_segments(const UnitSpec& u, int64_t begin, int64
 // [shard_begin, shard_begin + n). grad_scale multiplies the gradient
 // (the clipping factor). step counts from 1.
 void adamw_shard(Vec<float> param, Vec<float> m, Vec<float> v, CVec<float> grad,
-                 const std::vector<DecaySegment>& segments, int64_t shard_begin, const OptimConfig& o, double lr,
-                 int step, float grad_scale);
+                 const std::vector<DecaySegment>& segments, int64_t shard_begin, const OptimConfig& o,
+                 double lr, int step, float grad_scale);
 
 }  // namespace zeropp

@@ -64,7 +64,7 @@ double forward_flops_per_token(const ModelConfig& m, int seq_len) {
   const double C = m.n_embd, L = m.n_layer, V = m.vocab_size, T = seq_len;
   const double per_layer = 2.0 * (C * 3 * C + C * C + 2 * C * 4 * C)  // the four weight matmuls
                            + 2.0 * 2.0 * T * C;                       // q·k^T and att·v (full T×T)
-  return L * per_layer + 2.0 * C * V;                                  // + LM head
+  return L * per_layer + 2.0 * C * V;                                 // + LM head
 }
 
 }  // namespace zeropp

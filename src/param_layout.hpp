@@ -21,7 +21,7 @@ struct ParamSpec {
   std::vector<int64_t> shape;  // logical (global) shape
   int64_t offset = 0;          // first element within its unit's flat buffer
   int64_t numel = 0;
-  bool decay = false;          // AdamW weight decay: matrices and embeddings only
+  bool decay = false;  // AdamW weight decay: matrices and embeddings only
   enum class Init { Normal, ResidualNormal, Zeros, Ones } init = Init::Zeros;
 };
 

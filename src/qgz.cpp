@@ -28,13 +28,18 @@ int64_t QgzReducer::inter_bytes(int64_t padded, int P, int X, int64_t block) {
 
 QgzReducer::QgzReducer(const Topology& topo, Communicator& comm, const QgzSettings& s,
                        const std::vector<int64_t>& unit_padded)
-    : topo_(topo), comm_(comm), s_(s), node_(Group::node(topo)), cross_(Group::cross(topo)),
+    : topo_(topo),
+      comm_(comm),
+      s_(s),
+      node_(Group::node(topo)),
+      cross_(Group::cross(topo)),
       padded_(unit_padded) {
   int64_t max_padded = 0;
   for (int64_t n : padded_) {
     if (n % (int64_t(topo.P) * s.block) != 0)
-      throw Error("qgZ: a unit of " + std::to_string(n) + " elements is not padded to a multiple of P·block = " +
-                  std::to_string(int64_t(topo.P) * s.block));
+      throw Error(
+          "qgZ: a unit of " + std::to_string(n) +
+          " elements is not padded to a multiple of P·block = " + std::to_string(int64_t(topo.P) * s.block));
     max_padded = std::max(max_padded, n);
   }
   const int64_t X = topo.X, chunk = max_padded / X, slice = max_padded / topo.P;
@@ -66,8 +71,8 @@ int64_t QgzReducer::memory_bytes() const {
   int64_t b = 0;
   for (const auto* es : {&e1_, &e2_})
     for (const auto& e : *es) b += int64_t(4 * e.size());
-  b += int64_t(4 * (reordered_.size() + sum_.size() + deq_.size() + sc1_.size() + sc1_recv_.size() + sc2_.size() +
-                    sc2_recv_.size()));
+  b += int64_t(4 * (reordered_.size() + sum_.size() + deq_.size() + sc1_.size() + sc1_recv_.size() +
+                    sc2_.size() + sc2_recv_.size()));
   b += int64_t(q1_.size() + q1_recv_.size() + q2_.size() + q2_recv_.size());
   return b;
 }
@@ -85,7 +90,8 @@ void QgzReducer::reduce(int unit, const float* grad, float* out, const std::stri
   for (int x = 0; x < X; ++x)
     for (int y = 0; y < Y; ++y)
       std::memcpy(R + x * chunk + y * s, grad + (int64_t(y) * X + x) * s, size_t(s) * sizeof(float));
-  const auto with_feedback = [&](float* x, std::vector<float>& e, int bits, uint8_t* q, float* sc, int64_t m) {
+  const auto with_feedback = [&](float* x, std::vector<float>& e, int bits, uint8_t* q, float* sc,
+                                 int64_t m) {
     for (int64_t i = 0; i < m; ++i) x[i] += e[size_t(i)];
     quant::quantize(bits, x, q, sc, m, B);
     quant::dequantize(bits, q, sc, deq_.data(), m, B);
@@ -116,12 +122,13 @@ void QgzReducer::reduce(int unit, const float* grad, float* out, const std::stri
       quant::dequant_sum(bits, q1_recv_.data(), sc1_recv_.data(), X, sum_.data(), chunk, B);
       with_feedback(sum_.data(), e2_[size_t(unit)], 4, q2_.data(), sc2_.data(), chunk);
     } else {
-      quant::dequant_sum_requant4(bits, q1_recv_.data(), sc1_recv_.data(), X, q2_.data(), sc2_.data(), chunk, B);
+      quant::dequant_sum_requant4(bits, q1_recv_.data(), sc1_recv_.data(), X, q2_.data(), sc2_.data(), chunk,
+                                  B);
     }
   }
   // 4. cross-node all-to-all: piece y to node y (the owner y·X + x).
-  comm_.alltoall(cross_, q2_.data(), q2_recv_.data(), quant::payload_bytes(s, 4), DType::I8, Purpose::GradReduce,
-                 label);
+  comm_.alltoall(cross_, q2_.data(), q2_recv_.data(), quant::payload_bytes(s, 4), DType::I8,
+                 Purpose::GradReduce, label);
   comm_.alltoall(cross_, sc2_.data(), sc2_recv_.data(), s / B, DType::F32, Purpose::GradReduce, label);
   // 5. dequantize the Y pieces and sum in fp32.
   quant::dequant_sum(4, q2_recv_.data(), sc2_recv_.data(), Y, out, s, B);

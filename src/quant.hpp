@@ -14,8 +14,8 @@ inline int64_t payload_bytes(int64_t n, int bits) { return bits == 8 ? n : n / 2
 
 inline void quantize(int bits, const float* x, uint8_t* q, float* scales, int64_t n, int64_t block) {
   if (bits == 8)
-    quantize_int8(CVec<float>(x, n), Vec<int8_t>(reinterpret_cast<int8_t*>(q), n), Vec<float>(scales, n / block), n,
-                  block);
+    quantize_int8(CVec<float>(x, n), Vec<int8_t>(reinterpret_cast<int8_t*>(q), n),
+                  Vec<float>(scales, n / block), n, block);
   else
     quantize_int4(CVec<float>(x, n), Vec<uint8_t>(q, n / 2), Vec<float>(scales, n / block), n, block);
 }
@@ -45,8 +45,9 @@ inline void dequant_sum_requant4(int bits_in, const uint8_t* q, const float* sca
                                  float* scales_out, int64_t n, int64_t block) {
   const int64_t nb = payload_bytes(n, bits_in) * k, ns = n / block * k;
   if (bits_in == 8)
-    dequant_sum_requant_int8_to_int4(CVec<int8_t>(reinterpret_cast<const int8_t*>(q), nb), CVec<float>(scales, ns),
-                                     k, Vec<uint8_t>(q_out, n / 2), Vec<float>(scales_out, n / block), n, block);
+    dequant_sum_requant_int8_to_int4(CVec<int8_t>(reinterpret_cast<const int8_t*>(q), nb),
+                                     CVec<float>(scales, ns), k, Vec<uint8_t>(q_out, n / 2),
+                                     Vec<float>(scales_out, n / block), n, block);
   else
     dequant_sum_requant_int4(CVec<uint8_t>(q, nb), CVec<float>(scales, ns), k, Vec<uint8_t>(q_out, n / 2),
                              Vec<float>(scales_out, n / block), n, block);

@@ -22,7 +22,7 @@ namespace zeropp {
 namespace {
 
 std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg, const std::string& deck,
-                                                               const Topology& topo, const Engine& engine) {
+                                                              const Topology& topo, const Engine& engine) {
   const auto& m = cfg.model;
   const auto& t = cfg.train;
   const double fpt = 3 * forward_flops_per_token(m, t.seq_len);
@@ -33,8 +33,8 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   rows.emplace_back("deck", deck);
   rows.emplace_back("version", std::string("zeropp ") + ZEROPP_VERSION);
   rows.emplace_back("ranks", topo.describe());
-  std::snprintf(buf, sizeof buf, "GPT-2 L=%d C=%d H=%d V=%d T=%d", m.n_layer, m.n_embd, m.n_head, m.vocab_size,
-                m.max_seq_len);
+  std::snprintf(buf, sizeof buf, "GPT-2 L=%d C=%d H=%d V=%d T=%d", m.n_layer, m.n_embd, m.n_head,
+                m.vocab_size, m.max_seq_len);
   rows.emplace_back("model", buf);
   rows.emplace_back("parameters", std::to_string(engine.parameters()));
   std::snprintf(buf, sizeof buf, "%.3g (training: 3 x forward)", fpt);
@@ -74,10 +74,10 @@ std::unique_ptr<DataLoader> open_loader(const Config& cfg, const Topology& topo,
   if (validation)
     return cfg.data.val.empty() || t.val_batches == 0
                ? nullptr
-               : std::make_unique<DataLoader>(DataLoader::validation(cfg.data.val, t.batch_size, t.seq_len,
-                                                                     topo.rank, topo.P, cfg.model.vocab_size));
-  return std::make_unique<DataLoader>(cfg.data.train, t.batch_size, t.seq_len, topo.rank, topo.P, t.grad_accum,
-                                      cfg.model.vocab_size, cfg.data.shuffle, uint64_t(t.seed));
+               : std::make_unique<DataLoader>(DataLoader::validation(
+                     cfg.data.val, t.batch_size, t.seq_len, topo.rank, topo.P, cfg.model.vocab_size));
+  return std::make_unique<DataLoader>(cfg.data.train, t.batch_size, t.seq_len, topo.rank, topo.P,
+                                      t.grad_accum, cfg.model.vocab_size, cfg.data.shuffle, uint64_t(t.seed));
 }
 }  // namespace
 
@@ -123,10 +123,14 @@ int run_training(const Config& cfg, const std::string& deck_path) {
       ++steady_n;
     }
     if ((step + 1) % cfg.log.every == 0 || step + 1 == t.steps) {
-      const StepLine line{step + 1,  t.steps,
-                          st.loss,   lr,
-                          st.grad_norm, dt * 1e3,
-                          tokens_per_step / dt, flops_per_token * tokens_per_step / dt * 1e-9,
+      const StepLine line{step + 1,
+                          t.steps,
+                          st.loss,
+                          lr,
+                          st.grad_norm,
+                          dt * 1e3,
+                          tokens_per_step / dt,
+                          flops_per_token * tokens_per_step / dt * 1e-9,
                           st.inter_node_bytes_all * 1e-6};
       log0("%s\n", format_step(line).c_str());
     }
@@ -139,8 +143,9 @@ int run_training(const Config& cfg, const std::string& deck_path) {
          steady_s / double(steady_n) * 1e3, tokens_per_step * double(steady_n) / steady_s,
          flops_per_token * tokens_per_step * double(steady_n) / steady_s * 1e-9, (long long)steady_n);
   if (t.sample_tokens > 0) {
-    const auto toks = sample_tokens([&](const std::vector<int32_t>& ctx) { return engine.next_token_probs(ctx); },
-                                    t.sample_prompt, t.sample_tokens, t.seq_len, uint64_t(t.seed));
+    const auto toks =
+        sample_tokens([&](const std::vector<int32_t>& ctx) { return engine.next_token_probs(ctx); },
+                      t.sample_prompt, t.sample_tokens, t.seq_len, uint64_t(t.seed));
     log0("sample:\n%s\n", decode_bytes(toks).c_str());
   }
   return kExitOk;

@@ -79,7 +79,8 @@ inline Trace train(const Config& c, MPI_Comm base) {
     t.losses.push_back(st.loss);
     t.norms.push_back(st.grad_norm);
   }
-  for (size_t u = 0; u < run.model.layout().units.size(); ++u) t.weights.push_back(run.engine.gather_master(int(u)));
+  for (size_t u = 0; u < run.model.layout().units.size(); ++u)
+    t.weights.push_back(run.engine.gather_master(int(u)));
   return t;
 }
 
@@ -91,6 +92,5 @@ inline double max_rel(const std::vector<float>& a, const std::vector<float>& b) 
   }
   return diff / scale;
 }
-
 
 }  // namespace zeropp::test

@@ -1,8 +1,9 @@
 // Decks and overrides: every error names the file or flag, the key and value.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
-#include <unistd.h>
 
 #include "src/config.hpp"
 #include "src/errors.hpp"
@@ -63,14 +64,16 @@ TEST_CASE("the resolved configuration reads back to the same values", "[config]"
 }
 
 TEST_CASE("bad decks and flags give one line naming the file, key and value", "[config]") {
-  CHECK_THAT(error_of("/nonexistent/deck.toml"), Catch::Contains("/nonexistent/deck.toml") &&
-                                                     Catch::Contains("cannot read deck"));
+  CHECK_THAT(error_of("/nonexistent/deck.toml"),
+             Catch::Contains("/nonexistent/deck.toml") && Catch::Contains("cannot read deck"));
   const auto unknown = write_deck("unknown.toml", "[model]\nn_layer = 2\nn_heads = 4\n");
-  CHECK_THAT(error_of(unknown), Catch::Contains(unknown + ":3") && Catch::Contains("unknown key 'model.n_heads'"));
+  CHECK_THAT(error_of(unknown),
+             Catch::Contains(unknown + ":3") && Catch::Contains("unknown key 'model.n_heads'"));
   const auto section = write_deck("section.toml", "[modle]\nn_layer = 2\n");
   CHECK_THAT(error_of(section), Catch::Contains("unknown key 'modle.n_layer'"));
   const auto type = write_deck("type.toml", "[train]\nbatch_size = \"eight\"\n");
-  CHECK_THAT(error_of(type), Catch::Contains(type + ":2") && Catch::Contains("'train.batch_size' must be an integer"));
+  CHECK_THAT(error_of(type),
+             Catch::Contains(type + ":2") && Catch::Contains("'train.batch_size' must be an integer"));
   const auto ftype = write_deck("ftype.toml", "[optim]\nlr = true\n");
   CHECK_THAT(error_of(ftype), Catch::Contains("'optim.lr' must be a number, got a boolean"));
   const auto syntax = write_deck("syntax.toml", "[model]\nn_layer = = 2\n");

@@ -15,7 +15,6 @@
 using namespace zeropp;
 using namespace zeropp::test;
 
-
 TEST_CASE("ZeRO-3 on P ranks equals one rank on the same global batch (fp32)", "[engine]") {
   const int P = world_size();
   for (int A : {1, 2}) {

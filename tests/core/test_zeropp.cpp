@@ -82,7 +82,7 @@ TEST_CASE("every ZeRO++ collective sends its closed-form bytes", "[zeropp][zerop
         const StepStats st = run.engine.train_step(0, *run.train, 1e-3);
         const Topology& t = run.topo;
         const int L = cfg.model.n_layer, alpha = run.engine.hpz_size();
-        const bool hpz_on = alpha > 1;  // "the node" is no partition when X = 1
+        const bool hpz_on = alpha > 1;                          // "the node" is no partition when X = 1
         const bool ring_crosses = t.Y > 1 && t.local == X - 1;  // world ring's node-boundary sender
         const int64_t wb = 32;
         ByteCounters::Bytes fwd, bwd, grad;
