@@ -106,6 +106,7 @@ int run_training(const Config& cfg, const std::string& deck_path) {
     }
   });
   log_table("zeropp training", startup_rows(cfg, deck_path, topo, engine));
+  log0("resolved configuration (also in %s/config.toml):\n%s\n", t.out_dir.c_str(), to_toml(cfg).c_str());
 
   const double flops_per_token = 3 * forward_flops_per_token(cfg.model, t.seq_len);
   const double tokens_per_step = double(t.batch_size) * t.seq_len * t.grad_accum * topo.P;
