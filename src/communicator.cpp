@@ -161,46 +161,50 @@ struct AllGatherOp : Request::Op {
 struct ReduceScatterOp : Request::Op {
   ReduceScatterOp(Communicator& c, Group& g, Purpose pu, const std::string& l, const float* input,
                   float* output, int64_t count, DType w)
-      : Op(c, g, Kind::ReduceScatter, pu, l, g.size() - 1),
-        in(input),
-        out(output),
-        n(count),
-        wire(w),
-        acc(size_t(n)) {
+      : Op(c, g, Kind::ReduceScatter, pu, l, g.size() - 1), in(input), out(output), n(count), wire(w) {
     if (wire != DType::F32 && wire != DType::BF16)
       throw Error(std::string("communicator: reduce-scatter wire dtype must be f32 or bf16, got ") +
                   name_of(wire));
-    if (p == 1) std::memcpy(out, in, size_t(n) * 4);
-    wire_out.resize(size_t(bytes_of(wire, n)));
-    wire_in.resize(wire_out.size());
+    if (p == 1) {  // nothing to reduce, and no scratch to touch
+      std::memcpy(out, in, size_t(n) * 4);
+      return;
+    }
+    acc_buf = c.take_scratch(size_t(n) * 4);
+    wire_out = c.take_scratch(size_t(bytes_of(wire, n)));
+    wire_in = c.take_scratch(size_t(bytes_of(wire, n)));
   }
+  ~ReduceScatterOp() override {
+    for (auto* b : {&acc_buf, &wire_out, &wire_in})
+      if (b->capacity()) comm.give_scratch(std::move(*b));
+  }
+  float* acc() { return reinterpret_cast<float*>(acc_buf.data()); }
   // Hop k sends the partial sum of block r−k−1 and receives that of block r−k−2.
   void post(int k) override {
-    const float* partial = k == 0 ? in + mod(r - 1, p) * n : acc.data();
+    const float* partial = k == 0 ? in + mod(r - 1, p) * n : acc();
     if (wire == DType::BF16)
       fp32_to_bf16(partial, reinterpret_cast<uint16_t*>(wire_out.data()), n);
     else
       std::memcpy(wire_out.data(), partial, size_t(n) * 4);
-    send(mod(r + 1, p), wire_out.data(), int64_t(wire_out.size()));
-    recv(mod(r - 1, p), wire_in.data(), int64_t(wire_in.size()));
+    send(mod(r + 1, p), wire_out.data(), bytes_of(wire, n));
+    recv(mod(r - 1, p), wire_in.data(), bytes_of(wire, n));
   }
   void after(int k) override {
     const float* own = in + mod(r - k - 2, p) * n;
+    float* a = acc();
     if (wire == DType::BF16) {
       const auto* h = reinterpret_cast<const uint16_t*>(wire_in.data());
-      for (int64_t i = 0; i < n; ++i) acc[size_t(i)] = bf16_to_fp32(h[i]) + own[i];
+      for (int64_t i = 0; i < n; ++i) a[i] = bf16_to_fp32(h[i]) + own[i];
     } else {
       const auto* f = reinterpret_cast<const float*>(wire_in.data());
-      for (int64_t i = 0; i < n; ++i) acc[size_t(i)] = f[i] + own[i];
+      for (int64_t i = 0; i < n; ++i) a[i] = f[i] + own[i];
     }
-    if (k == hops - 1) std::memcpy(out, acc.data(), size_t(n) * 4);  // block r−p = r: complete
+    if (k == hops - 1) std::memcpy(out, a, size_t(n) * 4);  // block r−p = r: complete
   }
   const float* in;
   float* out;
   int64_t n;
   DType wire;
-  std::vector<float> acc;
-  std::vector<char> wire_out, wire_in;
+  std::vector<char> acc_buf, wire_out, wire_in;
 };
 
 struct AllToAllOp : Request::Op {
@@ -275,6 +279,24 @@ Communicator::Communicator(int world_rank, double timeout_s, int64_t max_message
     throw Error("communicator: max_message_bytes must be in [1, INT_MAX], got " +
                 std::to_string(max_message_bytes));
 }
+
+std::vector<char> Communicator::take_scratch(size_t bytes) {
+  std::vector<char> b;
+  for (auto it = scratch_.begin(); it != scratch_.end(); ++it)
+    if (it->size() >= bytes) {
+      b = std::move(*it);
+      scratch_.erase(it);
+      return b;
+    }
+  if (!scratch_.empty()) {  // grow the last one rather than keep many small buffers
+    b = std::move(scratch_.back());
+    scratch_.pop_back();
+  }
+  b.resize(bytes);
+  return b;
+}
+
+void Communicator::give_scratch(std::vector<char>&& buf) { scratch_.push_back(std::move(buf)); }
 
 Request Communicator::start(std::unique_ptr<Request::Op> op) {
   if (world_rank_ == stall_rank_ && step_ == stall_step_)

@@ -180,6 +180,11 @@ class Communicator {
   double timeout_s() const { return timeout_s_; }
   int64_t max_message_bytes() const { return max_message_bytes_; }
 
+  // Scratch for in-flight collectives, reused across calls: a buffer of at
+  // least `bytes` (contents undefined), and its return to the pool.
+  std::vector<char> take_scratch(size_t bytes);
+  void give_scratch(std::vector<char>&& buf);
+
   // Fault injection: world rank `rank` sleeps forever before its first
   // collective at `step`, so the others' watchdog fires (needs P > 1).
   void set_stall(int rank, int64_t step) {
@@ -199,6 +204,7 @@ class Communicator {
   int stall_rank_ = -1;
   int64_t stall_step_ = -1;
   ByteCounters counters_;
+  std::vector<std::vector<char>> scratch_;
 };
 
 }  // namespace zeropp
