@@ -17,13 +17,11 @@ double learning_rate(const OptimConfig& o, int64_t step, int64_t total_steps) {
 
 std::vector<DecaySegment> decay_segments(const UnitSpec& u, int64_t begin, int64_t end) {
   std::vector<DecaySegment> out;
-  for (const auto& p : u.params) {
-    const int64_t b = std::max(begin, p.offset), e = std::min(end, p.offset + p.numel);
-    if (b >= e) continue;
-    if (!out.empty() && out.back().decay == p.decay && out.back().end == b)
-      out.back().end = e;
+  for (const ParamPiece& p : params_in(u, begin, end)) {
+    if (!out.empty() && out.back().decay == p.param->decay && out.back().end == p.unit_begin)
+      out.back().end = p.unit_end;
     else
-      out.push_back({b, e, p.decay});
+      out.push_back({p.unit_begin, p.unit_end, p.param->decay});
   }
   const int64_t pad_begin = std::max(begin, u.numel);
   if (pad_begin < end) out.push_back({pad_begin, end, false});

@@ -1,5 +1,7 @@
 #include "src/param_layout.hpp"
 
+#include <algorithm>
+
 namespace zeropp {
 
 namespace {
@@ -58,6 +60,15 @@ const ParamSpec* ParamLayout::find(const std::string& name, int* unit) const {
         return &p;
       }
   return nullptr;
+}
+
+std::vector<ParamPiece> params_in(const UnitSpec& u, int64_t begin, int64_t end) {
+  std::vector<ParamPiece> out;
+  for (const auto& p : u.params) {
+    const int64_t b = std::max(begin, p.offset), e = std::min(end, p.offset + p.numel);
+    if (b < e) out.push_back({&p, b, e});
+  }
+  return out;
 }
 
 double forward_flops_per_token(const ModelConfig& m, int seq_len) {

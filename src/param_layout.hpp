@@ -43,6 +43,20 @@ struct ParamLayout {
   const ParamSpec* find(const std::string& name, int* unit = nullptr) const;
 };
 
+// The part of one parameter that falls into a range of its unit's flat buffer:
+// unit elements [unit_begin, unit_end), i.e. the parameter's own flat
+// (row-major) elements [unit_begin - offset, unit_end - offset).
+struct ParamPiece {
+  const ParamSpec* param;
+  int64_t unit_begin, unit_end;
+  int64_t begin() const { return unit_begin - param->offset; }
+  int64_t end() const { return unit_end - param->offset; }
+};
+
+// The pieces of unit u's parameters inside [begin, end), in order (padding
+// past the last parameter yields nothing).
+std::vector<ParamPiece> params_in(const UnitSpec& u, int64_t begin, int64_t end);
+
 // Forward FLOPs per token (2 per multiply-add): the matmuls with weights,
 // the LM head and attention's two T×T products, as in PaLM's appendix B.
 // Training is 3x this (forward + backward).

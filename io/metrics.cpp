@@ -1,0 +1,373 @@
+// metrics.h5 writer; see metrics.hpp for the layout.
+//
+// Rank 0 writes with the sec2 (POSIX) driver of the parallel HDF5 library,
+// not through MPI-IO: a row is a few hundred bytes, already gathered to rank
+// 0 by one MPI_Gather, and a collective open/extend/write/close per step
+// would make every rank wait on file-system metadata operations for data
+// none of them holds. One writer also keeps the file simple to read while
+// the run is alive.
+//
+// Readers while the run is alive: the file is open only during a flush (open,
+// extend, write, close), and the writer opens it with HDF5's file locking
+// disabled (H5Pset_file_locking, HDF5 >= 1.10.7), so a reader that holds the
+// file open (h5py, with its default locking) never makes a flush fail. A
+// reader that opens the file in the middle of a flush may see an error or
+// unequal dataset lengths: retry, or use len(/steps/step). With an older
+// HDF5 a reader holding the file open makes the flush wait for the next one
+// (a warning); readers can set HDF5_USE_FILE_LOCKING=FALSE to take no lock.
+#include "io/metrics.hpp"
+
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+#include "src/errors.hpp"
+
+namespace zeropp {
+
+const std::array<const char*, kMetricKinds> kMetricKindNames = {"all_gather", "reduce_scatter", "all_to_all",
+                                                                "all_reduce", "broadcast"};
+
+namespace {
+
+constexpr const char* kFormat = "zeropp-metrics";
+constexpr hsize_t kChunkRows = 256;
+
+// Closes an HDF5 handle on every path out of a scope.
+struct H5Handle {
+  hid_t id = -1;
+  herr_t (*close)(hid_t) = nullptr;
+  H5Handle(hid_t i, herr_t (*c)(hid_t)) : id(i), close(c) {}
+  H5Handle(H5Handle&& o) noexcept : id(std::exchange(o.id, -1)), close(o.close) {}
+  H5Handle(const H5Handle&) = delete;
+  H5Handle& operator=(const H5Handle&) = delete;
+  H5Handle& operator=(H5Handle&&) = delete;
+  ~H5Handle() {
+    if (id >= 0) close(id);
+  }
+  operator hid_t() const { return id; }
+};
+
+// Per-rank values, in the order append() packs them after the step.
+struct RankField {
+  std::string name;
+  bool bytes;  // also stored as the sum over ranks
+};
+
+std::vector<RankField> rank_fields() {
+  std::vector<RankField> f = {{"tokens_per_s", false}, {"time_s/step", false}, {"time_s/compute", false}};
+  for (const char* k : kMetricKindNames) f.push_back({std::string("time_s/") + k, false});
+  f.push_back({"time_s/wait", false});
+  f.push_back({"time_s/comm", false});
+  for (const char* k : kMetricKindNames) {
+    f.push_back({std::string("bytes/") + k + "/intra", true});
+    f.push_back({std::string("bytes/") + k + "/inter", true});
+  }
+  return f;
+}
+
+std::vector<double> pack(const StepRecord& r) {
+  std::vector<double> v = {double(r.step), r.tokens_per_s, r.time_step_s, r.time_compute_s};
+  double comm = r.time_wait_s;
+  for (double t : r.time_collective_s) {
+    v.push_back(t);
+    comm += t;
+  }
+  v.push_back(r.time_wait_s);
+  v.push_back(comm);
+  for (const LinkBytes& b : r.bytes) {
+    v.push_back(double(b.intra));
+    v.push_back(double(b.inter));
+  }
+  return v;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+H5Handle file_access() {
+  H5Handle fapl(ZCHECK_H5(H5Pcreate(H5P_FILE_ACCESS)), H5Pclose);
+  ZCHECK_H5(H5Pset_fapl_sec2(fapl));
+#if H5_VERSION_GE(1, 10, 7)
+  ZCHECK_H5(H5Pset_file_locking(fapl, false, true));
+#endif
+  return fapl;
+}
+
+// Opens an existing file read-write, or -1 (HDF5's error stack not printed).
+hid_t try_open(const std::string& path) {
+  H5Handle fapl = file_access();
+  hid_t f = -1;
+  H5E_BEGIN_TRY { f = H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl); }
+  H5E_END_TRY;
+  return f;
+}
+
+bool exists(hid_t loc, const std::string& path) {
+  // H5Lexists needs every intermediate link to exist: check each prefix.
+  size_t pos = 0;
+  while (true) {
+    pos = path.find('/', pos + 1);
+    const std::string prefix = path.substr(0, pos);
+    if (ZCHECK_H5(H5Lexists(loc, prefix.c_str(), H5P_DEFAULT)) <= 0) return false;
+    if (pos == std::string::npos) return true;
+  }
+}
+
+void write_attr(hid_t loc, const char* name, const std::string& value) {
+  if (ZCHECK_H5(H5Aexists(loc, name)) > 0) ZCHECK_H5(H5Adelete(loc, name));
+  H5Handle type(ZCHECK_H5(H5Tcopy(H5T_C_S1)), H5Tclose);
+  ZCHECK_H5(H5Tset_size(type, H5T_VARIABLE));
+  ZCHECK_H5(H5Tset_cset(type, H5T_CSET_UTF8));
+  H5Handle space(ZCHECK_H5(H5Screate(H5S_SCALAR)), H5Sclose);
+  H5Handle attr(ZCHECK_H5(H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT)), H5Aclose);
+  const char* p = value.c_str();
+  ZCHECK_H5(H5Awrite(attr, type, &p));
+}
+
+void write_attr(hid_t loc, const char* name, int64_t value) {
+  if (ZCHECK_H5(H5Aexists(loc, name)) > 0) ZCHECK_H5(H5Adelete(loc, name));
+  H5Handle space(ZCHECK_H5(H5Screate(H5S_SCALAR)), H5Sclose);
+  H5Handle attr(ZCHECK_H5(H5Acreate2(loc, name, H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT)), H5Aclose);
+  ZCHECK_H5(H5Awrite(attr, H5T_NATIVE_INT64, &value));
+}
+
+// A string attribute of any string type, or nullopt-like "" with ok=false.
+bool read_string_attr(hid_t loc, const char* name, std::string& out) {
+  if (ZCHECK_H5(H5Aexists(loc, name)) <= 0) return false;
+  H5Handle attr(ZCHECK_H5(H5Aopen(loc, name, H5P_DEFAULT)), H5Aclose);
+  H5Handle ftype(ZCHECK_H5(H5Aget_type(attr)), H5Tclose);
+  if (H5Tget_class(ftype) != H5T_STRING || ZCHECK_H5(H5Tis_variable_str(ftype)) <= 0) return false;
+  H5Handle mtype(ZCHECK_H5(H5Tcopy(H5T_C_S1)), H5Tclose);
+  ZCHECK_H5(H5Tset_size(mtype, H5T_VARIABLE));
+  ZCHECK_H5(H5Tset_cset(mtype, H5Tget_cset(ftype)));
+  char* p = nullptr;
+  ZCHECK_H5(H5Aread(attr, mtype, &p));
+  out = p ? p : "";
+  H5free_memory(p);
+  return true;
+}
+
+bool read_int_attr(hid_t loc, const char* name, int64_t& out) {
+  if (ZCHECK_H5(H5Aexists(loc, name)) <= 0) return false;
+  H5Handle attr(ZCHECK_H5(H5Aopen(loc, name, H5P_DEFAULT)), H5Aclose);
+  H5Handle ftype(ZCHECK_H5(H5Aget_type(attr)), H5Tclose);
+  if (H5Tget_class(ftype) != H5T_INTEGER) return false;
+  ZCHECK_H5(H5Aread(attr, H5T_NATIVE_INT64, &out));
+  return true;
+}
+
+hsize_t length_of(hid_t dset) {
+  H5Handle space(ZCHECK_H5(H5Dget_space(dset)), H5Sclose);
+  if (ZCHECK_H5(H5Sget_simple_extent_ndims(space)) != 1) return 0;
+  hsize_t n = 0;
+  ZCHECK_H5(H5Sget_simple_extent_dims(space, &n, nullptr));
+  return n;
+}
+
+void create_dataset(hid_t file, const std::string& path, bool integer) {
+  H5Handle lcpl(ZCHECK_H5(H5Pcreate(H5P_LINK_CREATE)), H5Pclose);
+  ZCHECK_H5(H5Pset_create_intermediate_group(lcpl, 1));
+  H5Handle dcpl(ZCHECK_H5(H5Pcreate(H5P_DATASET_CREATE)), H5Pclose);
+  ZCHECK_H5(H5Pset_chunk(dcpl, 1, &kChunkRows));
+  const hsize_t dims = 0, maxdims = H5S_UNLIMITED;
+  H5Handle space(ZCHECK_H5(H5Screate_simple(1, &dims, &maxdims)), H5Sclose);
+  H5Handle d(ZCHECK_H5(H5Dcreate2(file, path.c_str(), integer ? H5T_STD_I64LE : H5T_IEEE_F64LE, space, lcpl,
+                                  dcpl, H5P_DEFAULT)),
+             H5Dclose);
+}
+
+void write_run_attrs(hid_t file, const RunInfo& info, const std::string& hosts) {
+  std::string kinds;
+  for (const char* k : kMetricKindNames) kinds += std::string(kinds.empty() ? "" : "\n") + k;
+  write_attr(file, "format", kFormat);
+  write_attr(file, "format_version", MetricsWriter::kFormatVersion);
+  write_attr(file, "deck", info.deck);
+  write_attr(file, "P", info.P);
+  write_attr(file, "X", info.X);
+  write_attr(file, "Y", info.Y);
+  write_attr(file, "code_version", info.code_version);
+  write_attr(file, "hosts", hosts);
+  write_attr(file, "kinds", kinds);
+}
+
+// Unique host names in rank order, one per line.
+std::string gather_hosts(MPI_Comm comm, int rank, int size) {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  ZCHECK_MPI(MPI_Get_processor_name(name, &len));
+  std::vector<char> all(rank == 0 ? size_t(size) * MPI_MAX_PROCESSOR_NAME : 0);
+  ZCHECK_MPI(MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
+                        comm));
+  std::vector<std::string> seen;
+  for (int r = 0; r < (rank == 0 ? size : 0); ++r) {
+    const char* p = all.data() + size_t(r) * MPI_MAX_PROCESSOR_NAME;
+    std::string h(p, strnlen(p, MPI_MAX_PROCESSOR_NAME));
+    if (std::find(seen.begin(), seen.end(), h) == seen.end()) seen.push_back(h);
+  }
+  std::string out;
+  for (const std::string& h : seen) out += (out.empty() ? "" : "\n") + h;
+  return out;
+}
+
+}  // namespace
+
+MetricsWriter::MetricsWriter(MPI_Comm comm, const std::string& dir, const RunInfo& info, MetricsOptions opts)
+    : comm_(comm), opts_(opts) {
+  ZCHECK_MPI(MPI_Comm_rank(comm, &rank_));
+  ZCHECK_MPI(MPI_Comm_size(comm, &size_));
+  if (opts.flush_every < 1) throw Error("metrics: flush_every must be >= 1, got " + std::to_string(opts.flush_every));
+  path_ = (dir.empty() || dir.back() == '/' ? dir : dir + "/") + kFileName;
+
+  std::string hosts;
+  if (info.hosts.empty()) {
+    hosts = gather_hosts(comm, rank_, size_);
+  } else {
+    for (const std::string& h : info.hosts) hosts += (hosts.empty() ? "" : "\n") + h;
+  }
+  if (rank_ == 0) {
+    columns_ = {{"step", true, {}}, {"ranks", true, {}}, {"loss", false, {}}, {"lr", false, {}},
+                {"grad_norm", false, {}}};
+    for (const RankField& f : rank_fields()) {
+      for (const char* s : {"min", "median", "max"}) columns_.push_back({f.name + "/" + s, false, {}});
+      if (f.bytes) columns_.push_back({f.name + "/sum", false, {}});
+    }
+  }
+
+  collectively(comm, [&] {
+    if (rank_ != 0) return;
+    hid_t id = -1;
+    if (opts.resume) id = try_open(path_);
+    if (id < 0 && opts.resume && ::access(path_.c_str(), F_OK) == 0)
+      throw Error("metrics: cannot resume " + path_ + ": not a readable HDF5 file (move it away to start a new one)");
+    if (id < 0) {
+      // A new file (or a resume without one): create it and every dataset.
+      H5Handle fapl = file_access();
+      H5E_BEGIN_TRY { id = H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl); }
+      H5E_END_TRY;
+      if (id < 0) throw Error("metrics: cannot create " + path_ + " (does the folder exist and is it writable?)");
+      H5Handle file(id, H5Fclose);
+      for (const Column& c : columns_) create_dataset(file, "/steps/" + c.name, c.integer);
+      write_run_attrs(file, info, hosts);
+      return;
+    }
+    // Resume: check the format, then keep the leading rows with step < resume_step.
+    H5Handle file(id, H5Fclose);
+    std::string format;
+    int64_t version = 0;
+    if (!read_string_attr(file, "format", format) || format != kFormat || !read_int_attr(file, "format_version", version))
+      throw Error("metrics: cannot resume " + path_ + ": not a zeropp metrics file");
+    if (version != kFormatVersion)
+      throw Error("metrics: cannot resume " + path_ + ": format version " + std::to_string(version) +
+                  ", this build writes " + std::to_string(kFormatVersion));
+    for (const Column& c : columns_)
+      if (!exists(file, "/steps/" + c.name))
+        throw Error("metrics: cannot resume " + path_ + ": dataset /steps/" + c.name + " is missing");
+    H5Handle step(ZCHECK_H5(H5Dopen2(file, "/steps/step", H5P_DEFAULT)), H5Dclose);
+    std::vector<int64_t> steps(length_of(step));
+    if (!steps.empty()) ZCHECK_H5(H5Dread(step, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, steps.data()));
+    hsize_t keep = 0;
+    while (keep < steps.size() && steps[keep] < opts.resume_step) ++keep;
+    for (const Column& c : columns_) {
+      H5Handle d(ZCHECK_H5(H5Dopen2(file, ("/steps/" + c.name).c_str(), H5P_DEFAULT)), H5Dclose);
+      ZCHECK_H5(H5Dset_extent(d, &keep));
+    }
+    write_run_attrs(file, info, hosts);
+  });
+}
+
+MetricsWriter::~MetricsWriter() { flush(); }
+
+void MetricsWriter::append(const StepRecord& rec) {
+  if (any_step_ && rec.step <= last_step_)
+    throw Error("metrics: step " + std::to_string(rec.step) + " appended after step " +
+                std::to_string(last_step_));
+  any_step_ = true;
+  last_step_ = rec.step;
+
+  const std::vector<double> mine = pack(rec);
+  const int n = int(mine.size());
+  std::vector<double> all(rank_ == 0 ? size_t(n) * size_t(size_) : 0);
+  ZCHECK_MPI(MPI_Gather(mine.data(), n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, 0, comm_));
+  if (rank_ != 0) return;
+
+  for (int r = 0; r < size_; ++r)
+    if (all[size_t(r) * size_t(n)] != mine[0])
+      fatal("MetricsWriter::append", __FILE__, __LINE__,
+            "rank " + std::to_string(r) + " appended step " + std::to_string(int64_t(all[size_t(r) * size_t(n)])) +
+                ", rank 0 step " + std::to_string(rec.step));
+  size_t c = 0;
+  columns_[c++].rows.push_back(double(rec.step));
+  columns_[c++].rows.push_back(double(size_));
+  columns_[c++].rows.push_back(rec.loss);
+  columns_[c++].rows.push_back(rec.lr);
+  columns_[c++].rows.push_back(rec.grad_norm);
+  std::vector<double> v(size_t(size_));
+  const std::vector<RankField> fields = rank_fields();
+  for (size_t f = 0; f < fields.size(); ++f) {
+    double sum = 0;
+    for (int r = 0; r < size_; ++r) {
+      v[size_t(r)] = all[size_t(r) * size_t(n) + 1 + f];
+      sum += v[size_t(r)];
+    }
+    columns_[c++].rows.push_back(*std::min_element(v.begin(), v.end()));
+    columns_[c++].rows.push_back(median_of(v));
+    columns_[c++].rows.push_back(*std::max_element(v.begin(), v.end()));
+    if (fields[f].bytes) columns_[c++].rows.push_back(sum);
+  }
+  if (int64_t(columns_[0].rows.size()) >= opts_.flush_every) write_rows();
+}
+
+void MetricsWriter::flush() {
+  if (rank_ == 0) write_rows();
+}
+
+void MetricsWriter::write_rows() {
+  const hsize_t k = columns_.empty() ? 0 : columns_[0].rows.size();
+  if (k == 0) return;
+  const hid_t id = try_open(path_);
+  if (id < 0) {
+    // Keep the rows and try again at the next flush: a metrics file must
+    // never stop a training run.
+    if (!warned_)
+      std::fprintf(stderr, "zeropp: metrics: cannot open %s to append; rows are kept until it can be\n",
+                   path_.c_str());
+    warned_ = true;
+    return;
+  }
+  H5Handle file(id, H5Fclose);
+  H5Handle step(ZCHECK_H5(H5Dopen2(file, "/steps/step", H5P_DEFAULT)), H5Dclose);
+  // /steps/step is the committed length: written last, so a crash in the
+  // middle of a flush leaves longer datasets that the next flush overwrites.
+  const hsize_t n = length_of(step);
+  const hsize_t total = n + k;
+  H5Handle mem(ZCHECK_H5(H5Screate_simple(1, &k, nullptr)), H5Sclose);
+  std::vector<int64_t> ints(k);
+  auto write = [&](hid_t ds, Column& col) {
+    ZCHECK_H5(H5Dset_extent(ds, &total));
+    H5Handle space(ZCHECK_H5(H5Dget_space(ds)), H5Sclose);
+    ZCHECK_H5(H5Sselect_hyperslab(space, H5S_SELECT_SET, &n, nullptr, &k, nullptr));
+    if (col.integer) {
+      for (size_t j = 0; j < k; ++j) ints[j] = int64_t(col.rows[j]);
+      ZCHECK_H5(H5Dwrite(ds, H5T_NATIVE_INT64, mem, space, H5P_DEFAULT, ints.data()));
+    } else {
+      ZCHECK_H5(H5Dwrite(ds, H5T_NATIVE_DOUBLE, mem, space, H5P_DEFAULT, col.rows.data()));
+    }
+    col.rows.clear();
+  };
+  for (size_t i = 1; i < columns_.size(); ++i) {
+    H5Handle d(ZCHECK_H5(H5Dopen2(file, ("/steps/" + columns_[i].name).c_str(), H5P_DEFAULT)), H5Dclose);
+    write(d, columns_[i]);
+  }
+  write(step, columns_[0]);
+  warned_ = false;
+}
+
+}  // namespace zeropp

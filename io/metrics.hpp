@@ -1,0 +1,126 @@
+// Scaling data: metrics.h5 in the run folder, one row per training step.
+//
+// MetricsWriter is collective over an MPI communicator. Every rank calls
+// append() once per step with its own StepRecord; the values that differ
+// between ranks are gathered to rank 0 (one MPI_Gather of ~25 doubles) and
+// stored as min/median/max over ranks (bytes also as the sum), the global
+// ones (loss, lr, grad norm) once. Rank 0 alone writes the file and keeps it
+// closed between flushes, so the file can be read (h5py, h5dump) while the
+// run is alive, and after a crash holds every row up to the last flush.
+//
+// Layout (format "zeropp-metrics", version 1). All datasets are 1-D,
+// chunked and extendible, one element per step, and all have the length of
+// /steps/step; a reader that finds a longer one (a crash in the middle of a
+// flush) uses the first len(/steps/step) elements.
+//   /                           attributes: format, format_version, deck (TOML
+//                               text), P, X, Y (ranks, ranks per node, nodes),
+//                               code_version, hosts (unique host names in rank
+//                               order, one per line), kinds (kind names, one
+//                               per line)
+//   /steps/step                 int64, the training step (increasing)
+//   /steps/ranks                int64, P when the row was written
+//   /steps/loss, lr, grad_norm  float64, global values (rank 0's record)
+//   /steps/<field>/{min,median,max}           float64, over ranks, where
+//     <field> is tokens_per_s, time_s/step, time_s/compute, time_s/<kind>,
+//     time_s/wait, time_s/comm (= sum of the collective kinds + wait)
+//   /steps/bytes/<kind>/{intra,inter}/{min,median,max,sum}   float64 bytes
+//     sent by a rank during the step (exact: integers below 2^53)
+// <kind> is one of all_gather, reduce_scatter, all_to_all, all_reduce,
+// broadcast. The median of an even number of ranks is the mean of the two
+// middle values (numpy.median).
+//
+// scaling/metrics_table.py prints tables from one or many such files.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace zeropp {
+
+// Collective kinds, in the order of src/communicator.hpp's Kind (io does not
+// depend on the communication layer; the caller converts ByteCounters).
+constexpr int kMetricKinds = 5;
+// Their names in dataset paths: "all_gather", "reduce_scatter", ...
+extern const std::array<const char*, kMetricKinds> kMetricKindNames;
+
+// Bytes sent within a node (intra) and across nodes (inter).
+struct LinkBytes {
+  int64_t intra = 0, inter = 0;
+};
+
+// One rank's view of one training step.
+struct StepRecord {
+  int64_t step = 0;
+  // Global values, identical on every rank (rank 0's are stored).
+  double loss = 0, lr = 0, grad_norm = 0;
+  // This rank's values, stored as min/median/max over ranks.
+  double tokens_per_s = 0;  // tokens of the whole step (all ranks) / this rank's step time
+  double time_step_s = 0;   // wall time of the step on this rank
+  double time_compute_s = 0;
+  std::array<double, kMetricKinds> time_collective_s{};  // per collective kind
+  double time_wait_s = 0;
+  std::array<LinkBytes, kMetricKinds> bytes{};  // sent by this rank, per collective kind
+};
+
+// Run attributes, written on the root group (rewritten on resume).
+struct RunInfo {
+  std::string deck;  // the resolved deck as TOML text
+  int P = 1, X = 1, Y = 1;
+  std::string code_version;
+  std::vector<std::string> hosts;  // empty: gathered with MPI_Get_processor_name
+};
+
+struct MetricsOptions {
+  int flush_every = 1;  // rank 0 writes buffered rows every this many steps (>= 1)
+  // false: a new metrics.h5 (an existing one is replaced). true: append to
+  // the existing file (created if missing), keeping only the rows with
+  // step < resume_step.
+  bool resume = false;
+  int64_t resume_step = 0;
+};
+
+class MetricsWriter {
+ public:
+  static constexpr const char* kFileName = "metrics.h5";
+  static constexpr int kFormatVersion = 1;
+
+  // Collective over comm. `dir` must exist. Throws Error on every rank if
+  // the file cannot be created, or (resume) is not a metrics file of this
+  // format.
+  MetricsWriter(MPI_Comm comm, const std::string& dir, const RunInfo& info, MetricsOptions opts = {});
+  // Writes the rows still buffered on rank 0 (local, not collective).
+  ~MetricsWriter();
+  MetricsWriter(const MetricsWriter&) = delete;
+  MetricsWriter& operator=(const MetricsWriter&) = delete;
+
+  // Collective: every rank passes its record of the same step; steps must
+  // increase. Rank 0 writes every flush_every appends.
+  void append(const StepRecord& rec);
+  // Rank 0 writes its buffered rows now; a no-op elsewhere (not collective).
+  void flush();
+
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Column {
+    std::string name;  // path below /steps
+    bool integer = false;
+    std::vector<double> rows;  // buffered values (integers stored exactly)
+  };
+  void write_rows();  // rank 0
+
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
+  std::string path_;
+  MetricsOptions opts_;
+  int64_t last_step_ = 0;
+  bool any_step_ = false;
+  bool warned_ = false;
+  std::vector<Column> columns_;  // rank 0; /steps/step is columns_[0] and written last
+};
+
+}  // namespace zeropp
