@@ -204,8 +204,8 @@ std::string gather_hosts(MPI_Comm comm, int rank, int size) {
   int len = 0;
   ZCHECK_MPI(MPI_Get_processor_name(name, &len));
   std::vector<char> all(rank == 0 ? size_t(size) * MPI_MAX_PROCESSOR_NAME : 0);
-  ZCHECK_MPI(MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
-                        comm));
+  ZCHECK_MPI(MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                        0, comm));
   std::vector<std::string> seen;
   for (int r = 0; r < (rank == 0 ? size : 0); ++r) {
     const char* p = all.data() + size_t(r) * MPI_MAX_PROCESSOR_NAME;
@@ -223,7 +223,8 @@ MetricsWriter::MetricsWriter(MPI_Comm comm, const std::string& dir, const RunInf
     : comm_(comm), opts_(opts) {
   ZCHECK_MPI(MPI_Comm_rank(comm, &rank_));
   ZCHECK_MPI(MPI_Comm_size(comm, &size_));
-  if (opts.flush_every < 1) throw Error("metrics: flush_every must be >= 1, got " + std::to_string(opts.flush_every));
+  if (opts.flush_every < 1)
+    throw Error("metrics: flush_every must be >= 1, got " + std::to_string(opts.flush_every));
   path_ = (dir.empty() || dir.back() == '/' ? dir : dir + "/") + kFileName;
 
   std::string hosts;
@@ -233,7 +234,10 @@ MetricsWriter::MetricsWriter(MPI_Comm comm, const std::string& dir, const RunInf
     for (const std::string& h : info.hosts) hosts += (hosts.empty() ? "" : "\n") + h;
   }
   if (rank_ == 0) {
-    columns_ = {{"step", true, {}}, {"ranks", true, {}}, {"loss", false, {}}, {"lr", false, {}},
+    columns_ = {{"step", true, {}},
+                {"ranks", true, {}},
+                {"loss", false, {}},
+                {"lr", false, {}},
                 {"grad_norm", false, {}}};
     for (const RankField& f : rank_fields()) {
       for (const char* s : {"min", "median", "max"}) columns_.push_back({f.name + "/" + s, false, {}});
@@ -246,13 +250,15 @@ MetricsWriter::MetricsWriter(MPI_Comm comm, const std::string& dir, const RunInf
     hid_t id = -1;
     if (opts.resume) id = try_open(path_);
     if (id < 0 && opts.resume && ::access(path_.c_str(), F_OK) == 0)
-      throw Error("metrics: cannot resume " + path_ + ": not a readable HDF5 file (move it away to start a new one)");
+      throw Error("metrics: cannot resume " + path_ +
+                  ": not a readable HDF5 file (move it away to start a new one)");
     if (id < 0) {
       // A new file (or a resume without one): create it and every dataset.
       H5Handle fapl = file_access();
       H5E_BEGIN_TRY { id = H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl); }
       H5E_END_TRY;
-      if (id < 0) throw Error("metrics: cannot create " + path_ + " (does the folder exist and is it writable?)");
+      if (id < 0)
+        throw Error("metrics: cannot create " + path_ + " (does the folder exist and is it writable?)");
       H5Handle file(id, H5Fclose);
       for (const Column& c : columns_) create_dataset(file, "/steps/" + c.name, c.integer);
       write_run_attrs(file, info, hosts);
@@ -262,7 +268,8 @@ MetricsWriter::MetricsWriter(MPI_Comm comm, const std::string& dir, const RunInf
     H5Handle file(id, H5Fclose);
     std::string format;
     int64_t version = 0;
-    if (!read_string_attr(file, "format", format) || format != kFormat || !read_int_attr(file, "format_version", version))
+    if (!read_string_attr(file, "format", format) || format != kFormat ||
+        !read_int_attr(file, "format_version", version))
       throw Error("metrics: cannot resume " + path_ + ": not a zeropp metrics file");
     if (version != kFormatVersion)
       throw Error("metrics: cannot resume " + path_ + ": format version " + std::to_string(version) +
@@ -272,7 +279,8 @@ MetricsWriter::MetricsWriter(MPI_Comm comm, const std::string& dir, const RunInf
         throw Error("metrics: cannot resume " + path_ + ": dataset /steps/" + c.name + " is missing");
     H5Handle step(ZCHECK_H5(H5Dopen2(file, "/steps/step", H5P_DEFAULT)), H5Dclose);
     std::vector<int64_t> steps(length_of(step));
-    if (!steps.empty()) ZCHECK_H5(H5Dread(step, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, steps.data()));
+    if (!steps.empty())
+      ZCHECK_H5(H5Dread(step, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, steps.data()));
     hsize_t keep = 0;
     while (keep < steps.size() && steps[keep] < opts.resume_step) ++keep;
     for (const Column& c : columns_) {
@@ -301,15 +309,16 @@ void MetricsWriter::append(const StepRecord& rec) {
   for (int r = 0; r < size_; ++r)
     if (all[size_t(r) * size_t(n)] != mine[0])
       fatal("MetricsWriter::append", __FILE__, __LINE__,
-            "rank " + std::to_string(r) + " appended step " + std::to_string(int64_t(all[size_t(r) * size_t(n)])) +
-                ", rank 0 step " + std::to_string(rec.step));
+            "rank " + std::to_string(r) + " appended step " +
+                std::to_string(int64_t(all[size_t(r) * size_t(n)])) + ", rank 0 step " +
+                std::to_string(rec.step));
   size_t c = 0;
   columns_[c++].rows.push_back(double(rec.step));
   columns_[c++].rows.push_back(double(size_));
   columns_[c++].rows.push_back(rec.loss);
   columns_[c++].rows.push_back(rec.lr);
   columns_[c++].rows.push_back(rec.grad_norm);
-  std::vector<double> v(size_t(size_));
+  std::vector<double> v(static_cast<size_t>(size_));
   const std::vector<RankField> fields = rank_fields();
   for (size_t f = 0; f < fields.size(); ++f) {
     double sum = 0;
