@@ -2,33 +2,32 @@
 //
 // MetricsWriter is collective over an MPI communicator. Every rank calls
 // append() once per step with its own StepRecord; the values that differ
-// between ranks are gathered to rank 0 (one MPI_Gather of ~25 doubles) and
+// between ranks are gathered to rank 0 (one MPI_Gather of 21 doubles) and
 // stored as min/median/max over ranks (bytes also as the sum), the global
 // ones (loss, lr, grad norm) once. Rank 0 alone writes the file and keeps it
 // closed between flushes, so the file can be read (h5py, h5dump) while the
 // run is alive, and after a crash holds every row up to the last flush.
 //
-// Layout (format "zeropp-metrics", version 1). All datasets are 1-D,
-// chunked and extendible, one element per step, and all have the length of
-// /steps/step; a reader that finds a longer one (a crash in the middle of a
-// flush) uses the first len(/steps/step) elements.
-//   /                           attributes: format, format_version, deck (TOML
-//                               text), P, X, Y (ranks, ranks per node, nodes),
-//                               code_version, hosts (unique host names in rank
-//                               order, one per line), kinds (kind names, one
-//                               per line)
-//   /steps/step                 int64, the training step (increasing)
-//   /steps/ranks                int64, P when the row was written
-//   /steps/loss, lr, grad_norm  float64, global values (rank 0's record)
-//   /steps/<field>/{min,median,max}           float64, over ranks, where
-//     <field> is tokens_per_s, time_s/step, time_s/compute, time_s/<kind>,
-//     time_s/wait, time_s/comm (= sum of the collective kinds + wait)
-//   /steps/bytes/<kind>/{intra,inter}/{min,median,max,sum}   float64 bytes
-//     sent by a rank during the step (exact: integers below 2^53)
+// Layout (format "zeropp-metrics", version 1):
+//   /        attributes: format, format_version, deck (TOML text), P, X, Y
+//            (ranks, ranks per node, nodes), code_version, hosts (unique host
+//            names in rank order, one per line), kinds (collective kind
+//            names, one per line)
+//   /steps   1-D, chunked, extendible dataset of a packed compound type, one
+//            row per step (h5py: f["steps"]["loss"], f["steps"][:] gives a
+//            numpy structured array). Members, 8 bytes each:
+//     step, ranks                     int64: the training step, P at that step
+//     loss, lr, grad_norm             float64: global values (rank 0's record)
+//     <field>.{min,median,max}        float64 over ranks, where <field> is
+//       tokens_per_s, time_s.step, time_s.compute, time_s.<kind>, time_s.wait,
+//       time_s.comm (= the collective kinds + wait)
+//     bytes.<kind>.{intra,inter}.{min,median,max,sum}   float64: bytes sent by
+//       a rank during the step (exact: integers below 2^53)
 // <kind> is one of all_gather, reduce_scatter, all_to_all, all_reduce,
 // broadcast. The median of an even number of ranks is the mean of the two
-// middle values (numpy.median).
-//
+// middle values (numpy.median). One dataset keeps a row atomic and a flush
+// cheap. Rows that a crash in the middle of a flush left unwritten read
+// step = -1 (the fill value); readers drop them.
 // scaling/metrics_table.py prints tables from one or many such files.
 #pragma once
 
@@ -106,11 +105,6 @@ class MetricsWriter {
   const std::string& path() const { return path_; }
 
  private:
-  struct Column {
-    std::string name;  // path below /steps
-    bool integer = false;
-    std::vector<double> rows;  // buffered values (integers stored exactly)
-  };
   void write_rows();  // rank 0
 
   MPI_Comm comm_;
@@ -120,7 +114,9 @@ class MetricsWriter {
   int64_t last_step_ = 0;
   bool any_step_ = false;
   bool warned_ = false;
-  std::vector<Column> columns_;  // rank 0; /steps/step is columns_[0] and written last
+  std::vector<std::string> fields_;  // members of a /steps row
+  std::vector<double> rows_;         // rank 0: buffered rows, 8 bytes per member (int64 ones bit-copied)
+  uint64_t rows_in_file_ = 0;        // rank 0: rows of /steps that hold data
 };
 
 }  // namespace zeropp
