@@ -15,6 +15,8 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <thread>
+#include <unordered_map>
 
 #include "src/errors.hpp"
 
@@ -119,6 +121,49 @@ uint64_t fnv1a(uint64_t h, const void* p, size_t n) {
   for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ULL;
   return h;
 }
+
+// Phase times of a save or load, printed by rank 0 when ZEROPP_CKPT_TIMING is set.
+class PhaseTimer {
+ public:
+  PhaseTimer(const char* what, int rank) : what_(what), on_(rank == 0 && std::getenv("ZEROPP_CKPT_TIMING")) {
+    t0_ = last_ = MPI_Wtime();
+  }
+  void mark(const char* phase) {
+    if (!on_) return;
+    const double t = MPI_Wtime();
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " %s %.3f s", phase, t - last_);
+    text_ += buf;
+    last_ = t;
+  }
+  ~PhaseTimer() {
+    if (on_) std::fprintf(stderr, "zeropp: %s:%s; total %.3f s\n", what_, text_.c_str(), MPI_Wtime() - t0_);
+  }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+ private:
+  const char* what_;
+  bool on_;
+  double t0_ = 0, last_ = 0;
+  std::string text_;
+};
+
+// A thread joined when it goes out of scope (also when an exception passes).
+class JoiningThread {
+ public:
+  template <class F>
+  explicit JoiningThread(F&& f) : t_(std::forward<F>(f)) {}
+  ~JoiningThread() { join(); }
+  void join() {
+    if (t_.joinable()) t_.join();
+  }
+  JoiningThread(const JoiningThread&) = delete;
+  JoiningThread& operator=(const JoiningThread&) = delete;
+
+ private:
+  std::thread t_;
+};
 
 // ---------------------------------------------------------------------------
 // Fault injection
@@ -961,6 +1006,7 @@ void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& 
                       const CheckpointMeta& meta, int keep) {
   QuietHdf5 quiet;
   const int rank = comm_rank(comm);
+  PhaseTimer timer("checkpoint write", rank);
   const std::string final_path = join(dir, name), tmp_path = join(dir, tmp_name(name));
   const std::string what = "checkpoint " + final_path;
 
@@ -1002,12 +1048,19 @@ void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& 
       remove_stale_temporaries(dir);
   }
   agree_on_error(comm, err);
+  timer.mark("checks");
 
-  // 4. Checksums: each rank over its part, summed.
-  std::vector<uint64_t> sums;
-  for (const auto& gs : groups)
-    for (const TensorShard& s : gs.second) sums.push_back(checksum_part(s.data, s.begin, s.end - s.begin));
-  ZCHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, sums.data(), int(sums.size()), MPI_UINT64_T, MPI_SUM, comm));
+  // 4. Checksums: each rank over its part, on a helper thread (no MPI, no
+  //    HDF5) while this one writes the data and waits for the disk; summed
+  //    over the ranks and written as attributes afterwards.
+  size_t n_tensors = 0;
+  for (const auto& gs : groups) n_tensors += gs.second.size();
+  std::vector<uint64_t> sums(n_tensors, 0);
+  JoiningThread summer([&] {
+    size_t i = 0;
+    for (const auto& gs : groups)
+      for (const TensorShard& s : gs.second) sums[i++] = checksum_part(s.data, s.begin, s.end - s.begin);
+  });
 
   // 5. The file, collectively.
   H5Id fapl = parallel_fapl(comm);
@@ -1051,7 +1104,7 @@ void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& 
   ZCHECK_H5(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY));
   int written = 0;
   maybe_fault(rank, CheckpointFault::kAfterDatasets, written);
-  size_t k = 0;
+  std::vector<H5Id> datasets;
   for (const auto& [g, shards] : groups) {
     // Create the group path one level at a time (each with creation order tracked).
     H5Id group;
@@ -1072,8 +1125,6 @@ void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& 
       H5Id d(ZCHECK_H5(H5Dcreate2(group.get(), s.name.c_str(), H5T_IEEE_F32LE, fspace.get(), H5P_DEFAULT,
                                   dcpl.get(), H5P_DEFAULT)),
              H5Dclose);
-      write_attr_u64(d.get(), "checksum", sums[k++]);
-      write_attr_string(d.get(), "checksum_algorithm", kCheckpointChecksumAlgorithm);
       if (numel_of(s.shape) > 0) {
         const int64_t n = s.end - s.begin;
         select_flat_range(fspace.get(), s.shape, s.begin, s.end);
@@ -1081,13 +1132,26 @@ void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& 
         static const float dummy = 0;
         ZCHECK_H5(H5Dwrite(d.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), dxpl.get(), n ? s.data : &dummy));
       }
-      d.close_checked("H5Dclose(tensor)", __FILE__, __LINE__);
+      datasets.push_back(std::move(d));
       maybe_fault(rank, CheckpointFault::kAfterDatasets, ++written);
     }
   }
-  // Every rank's data to stable storage (MPI_File_sync), then the metadata at close.
+  timer.mark("datasets");
+  // Every rank's data to stable storage (MPI_File_sync on every rank).
+  ZCHECK_H5(H5Fflush(f, H5F_SCOPE_GLOBAL));
+  timer.mark("flush");
+  summer.join();
+  ZCHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, sums.data(), int(sums.size()), MPI_UINT64_T, MPI_SUM, comm));
+  timer.mark("checksums");
+  for (size_t k = 0; k < datasets.size(); ++k) {
+    write_attr_u64(datasets[k].get(), "checksum", sums[k]);
+    write_attr_string(datasets[k].get(), "checksum_algorithm", kCheckpointChecksumAlgorithm);
+    datasets[k].close_checked("H5Dclose(tensor)", __FILE__, __LINE__);
+  }
+  // The attributes too, then the last metadata at close (fsynced by rank 0 below).
   ZCHECK_H5(H5Fflush(f, H5F_SCOPE_GLOBAL));
   file.close_checked("H5Fclose(checkpoint)", __FILE__, __LINE__);
+  timer.mark("attributes+close");
   maybe_fault(rank, CheckpointFault::kBeforeRename);
 
   // 6. Commit on rank 0: fsync, rename, fsync the directory, `latest`, retention.
@@ -1098,16 +1162,20 @@ void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& 
       err = e.what();
     }
   }
+  timer.mark("fsync");
   ZCHECK_MPI(MPI_Barrier(comm));
   if (rank == 0 && !err) {
     try {
       if (std::rename(tmp_path.c_str(), final_path.c_str()) != 0)
         throw Error(final_path + ": cannot rename " + tmp_path + " into place: " + std::strerror(errno));
       fsync_path(dir, true);
+      timer.mark("rename");
       maybe_fault(rank, CheckpointFault::kBeforeLatest);
       write_latest(dir, name);
+      timer.mark("latest");
       maybe_fault(rank, CheckpointFault::kBeforeRetention);
       apply_retention(dir, keep, name);
+      timer.mark("retention");
     } catch (const Error& e) {
       err = e.what();
     }
@@ -1121,6 +1189,7 @@ void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& 
 CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const ShardGroups& groups) {
   QuietHdf5 quiet;
   const int rank = comm_rank(comm), size = comm_size(comm);
+  PhaseTimer timer("checkpoint read", rank);
   const std::string where = "checkpoint " + path;
   agree_on_error(comm, check_groups(groups, where));
   check_same_on_all_ranks(comm, groups, where);
@@ -1139,15 +1208,18 @@ CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const Sha
   agree_on_error(comm, err);
   bcast_string(comm, packed);
   const Scan scan = unpack_scan(packed);
+  timer.mark("scan");
 
   // 2. Every expected dataset, with its shape, dtype and a checksum attribute.
+  std::unordered_map<std::string, const ScannedDataset*> by_path;
+  for (const ScannedDataset& d : scan.datasets) by_path[d.report.path] = &d;
   std::vector<uint64_t> stored;
   for (const auto& [g, shards] : groups)
     for (const TensorShard& s : shards) {
       const std::string p = "/" + g + "/" + s.name;
-      const auto it = std::find_if(scan.datasets.begin(), scan.datasets.end(),
-                                   [&](const ScannedDataset& d) { return d.report.path == p; });
-      if (it == scan.datasets.end()) throw Error(where + ": dataset " + p + " missing");
+      const auto found = by_path.find(p);
+      if (found == by_path.end()) throw Error(where + ": dataset " + p + " missing");
+      const ScannedDataset* it = found->second;
       if (it->report.shape != s.shape)
         throw Error(where + ": dataset " + p + ": expected shape " + shape_str(s.shape) + ", found " +
                     shape_str(it->report.shape));
@@ -1189,6 +1261,7 @@ CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const Sha
       ++k;
     }
   file.close_checked("H5Fclose(checkpoint)", __FILE__, __LINE__);
+  timer.mark("datasets");
   ZCHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, sums.data(), int(sums.size()), MPI_UINT64_T, MPI_SUM, comm));
   k = 0;
   for (const auto& [g, shards] : groups)

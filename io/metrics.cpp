@@ -218,8 +218,8 @@ std::string gather_hosts(MPI_Comm comm, int rank, int size) {
   int len = 0;
   ZCHECK_MPI(MPI_Get_processor_name(name, &len));
   std::vector<char> all(rank == 0 ? size_t(size) * MPI_MAX_PROCESSOR_NAME : 0);
-  ZCHECK_MPI(MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
-                        comm));
+  ZCHECK_MPI(MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                        0, comm));
   std::vector<std::string> seen;
   for (int r = 0; r < (rank == 0 ? size : 0); ++r) {
     const char* p = all.data() + size_t(r) * MPI_MAX_PROCESSOR_NAME;
@@ -274,7 +274,8 @@ MetricsWriter::MetricsWriter(MPI_Comm comm, const std::string& dir, const RunInf
     std::string format;
     int64_t version = 0;
     if (!read_string_attr(file, "format", format) || format != kFormat ||
-        !read_int_attr(file, "format_version", version) || ZCHECK_H5(H5Lexists(file, "steps", H5P_DEFAULT)) <= 0)
+        !read_int_attr(file, "format_version", version) ||
+        ZCHECK_H5(H5Lexists(file, "steps", H5P_DEFAULT)) <= 0)
       throw Error("metrics: cannot resume " + path_ + ": not a zeropp metrics file");
     if (version != kFormatVersion)
       throw Error("metrics: cannot resume " + path_ + ": format version " + std::to_string(version) +
@@ -316,7 +317,8 @@ void MetricsWriter::append(const StepRecord& rec) {
     if (all[size_t(r) * size_t(n)] != mine[0])
       fatal("MetricsWriter::append", __FILE__, __LINE__,
             "rank " + std::to_string(r) + " appended step " +
-                std::to_string(int64_t(all[size_t(r) * size_t(n)])) + ", rank 0 step " + std::to_string(rec.step));
+                std::to_string(int64_t(all[size_t(r) * size_t(n)])) + ", rank 0 step " +
+                std::to_string(rec.step));
   // One row of 8-byte members in the order of row_fields().
   const size_t first = rows_.size();
   rows_.resize(first + fields_.size());

@@ -43,7 +43,7 @@ namespace zeropp {
 // Collective kinds, in the order of src/communicator.hpp's Kind (io does not
 // depend on the communication layer; the caller converts ByteCounters).
 constexpr int kMetricKinds = 5;
-// Their names in dataset paths: "all_gather", "reduce_scatter", ...
+// Their names in /steps member names: "all_gather", "reduce_scatter", ...
 extern const std::array<const char*, kMetricKinds> kMetricKindNames;
 
 // Bytes sent within a node (intra) and across nodes (inter).

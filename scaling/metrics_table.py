@@ -13,7 +13,8 @@ waiting, over the sum of the median step times), the bytes sent across nodes
 per step by all ranks (mean over those steps), and the last loss.
 
 Files of a live run can be read at any time: the writer keeps the file closed
-between flushes; a read that meets a flush is retried.
+between flushes; a read that meets a flush is retried. Rows with step -1 (a
+flush cut short by a crash) are left out.
 """
 import argparse
 import os
@@ -50,15 +51,10 @@ def load(path):
     with open_file(path) as f:
         if attr(f, "format") != "zeropp-metrics":
             raise SystemExit(f"metrics_table: {path}: not a zeropp metrics file")
-        steps = f["steps"]
-        n = steps["step"].shape[0]
-        cols = {}
-
-        def visit(name, obj):
-            if isinstance(obj, h5py.Dataset):
-                cols[name] = obj[:n]
-
-        steps.visititems(visit)
+        rows = f["steps"][:]
+        rows = rows[rows["step"] >= 0]  # unwritten rows of a flush cut short by a crash
+        cols = {name: rows[name] for name in rows.dtype.names}
+        n = len(rows)
         return {
             "P": int(attr(f, "P", 0)),
             "X": int(attr(f, "X", 0)),
@@ -77,7 +73,7 @@ def resolve(arg):
 
 
 def total_bytes(c, link):
-    return sum(c[f"bytes/{k}/{link}/sum"] for k in KINDS)
+    return sum(c[f"bytes.{k}.{link}.sum"] for k in KINDS)
 
 
 def run_row(label, m):
@@ -85,9 +81,9 @@ def run_row(label, m):
     if n == 0:
         return [label, m["P"], m["X"], m["Y"], 0, "-", "-", "-", "-", "-"]
     sel = slice(1, None) if n > 1 else slice(0, None)  # the first step warms up
-    tok = float(np.median(c["tokens_per_s/median"][sel]))
-    step_time = float(np.sum(c["time_s/step/median"][sel]))
-    share = float(np.sum(c["time_s/comm/median"][sel])) / step_time if step_time > 0 else float("nan")
+    tok = float(np.median(c["tokens_per_s.median"][sel]))
+    step_time = float(np.sum(c["time_s.step.median"][sel]))
+    share = float(np.sum(c["time_s.comm.median"][sel])) / step_time if step_time > 0 else float("nan")
     xnode = float(np.mean(total_bytes(c, "inter")[sel]))
     return [
         label,
@@ -107,16 +103,16 @@ def step_rows(m):
     c = m["cols"]
     intra, inter = total_bytes(c, "intra"), total_bytes(c, "inter")
     for i in range(m["n"]):
-        t = float(c["time_s/step/median"][i])
-        share = float(c["time_s/comm/median"][i]) / t if t > 0 else float("nan")
+        t = float(c["time_s.step.median"][i])
+        share = float(c["time_s.comm.median"][i]) / t if t > 0 else float("nan")
         yield [
             int(c["step"][i]),
             f"{float(c['loss'][i]):.4f}",
             f"{float(c['lr'][i]):.4g}",
             f"{float(c['grad_norm'][i]):.3f}",
-            f"{float(c['tokens_per_s/median'][i]):.1f}",
-            f"{float(c['tokens_per_s/min'][i]):.1f}",
-            f"{float(c['tokens_per_s/max'][i]):.1f}",
+            f"{float(c['tokens_per_s.median'][i]):.1f}",
+            f"{float(c['tokens_per_s.min'][i]):.1f}",
+            f"{float(c['tokens_per_s.max'][i]):.1f}",
             f"{1e3 * t:.1f}",
             f"{100 * share:.1f}%",
             f"{float(intra[i]):.0f}",

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "io/checkpoint.hpp"
 #include "io/prepare_data.hpp"
 #include "src/bench.hpp"
 #include "src/config.hpp"
@@ -20,6 +21,38 @@ std::string keys_footer() {
   return s;
 }
 
+// `zeropp ckpt info|verify FILE` (rank 0 reads; the others wait for its verdict).
+int run_ckpt_command(const std::string& file, bool info) {
+  const CheckpointReport r = collectively(MPI_COMM_WORLD, [&] {
+    return world_rank() == 0 ? inspect_checkpoint(file) : CheckpointReport{};
+  });
+  if (info) {
+    const auto& m = r.meta;
+    log0("checkpoint %s\n  format version : %d\n  step           : %lld (%lld tokens seen)\n", file.c_str(),
+         r.format_version, (long long)m.step, (long long)m.tokens_seen);
+    log0("  saved by       : %s on P=%d X=%d Y=%d\n  size           : %s in %zu datasets\n",
+         m.code_version.c_str(), m.world_size, m.ranks_per_node, m.nodes, human_bytes(double(r.bytes)).c_str(),
+         r.datasets.size());
+    for (const auto& d : r.datasets) {
+      std::string shape;
+      for (auto x : d.shape) shape += (shape.empty() ? "" : "x") + std::to_string(x);
+      log0("  %-48s %-10s %-14s %s\n", d.path.c_str(), d.dtype.c_str(), shape.c_str(),
+           d.checksum_ok ? "OK" : ("BAD " + d.problem).c_str());
+    }
+    log0("deck at save:\n%s\n", m.deck_toml.c_str());
+  }
+  size_t bad = 0;
+  for (const auto& d : r.datasets) bad += d.checksum_ok ? 0 : 1;
+  if (bad) {
+    if (world_rank() <= 0)
+      std::fprintf(stderr, "zeropp: error: %s: %zu of %zu datasets fail their checksum\n", file.c_str(), bad,
+                   r.datasets.size());
+    return kExitError;
+  }
+  if (!info) log0("%s: all %zu datasets match their checksums\n", file.c_str(), r.datasets.size());
+  return kExitOk;
+}
+
 // CLI11 leaves unknown "--section.key[=value]" arguments as extras.
 std::vector<std::string> overrides_of(const CLI::App* sub) { return sub->remaining(); }
 
@@ -34,6 +67,9 @@ int run_cli(int argc, char** argv) {
   std::string deck;
   auto* train = app.add_subcommand("train", "Train the model a deck describes");
   train->add_option("deck", deck, "TOML deck, e.g. inputs/default.toml")->required();
+  std::string resume;
+  train->add_option("--resume", resume,
+                    "Resume from a checkpoint: 'auto' (the newest in checkpoint.dir, if any) or a file");
   train->allow_extras();
   train->footer(keys_footer());
 
@@ -45,6 +81,14 @@ int run_cli(int argc, char** argv) {
   prep->add_option("--out-dir", out_dir, "Folder for train.bin and val.bin")->required();
   prep->add_option("--val-fraction", val_fraction, "Share of the tokens (at the end) for validation")
       ->capture_default_str();
+
+  std::string ckpt_file;
+  auto* ckpt = app.add_subcommand("ckpt", "Inspect checkpoints");
+  ckpt->require_subcommand(1);
+  auto* cinfo = ckpt->add_subcommand("info", "Deck, step, layout at save, sizes and per-dataset checksums");
+  cinfo->add_option("file", ckpt_file, "Checkpoint (.h5)")->required();
+  auto* cverify = ckpt->add_subcommand("verify", "Recompute every checksum; exit 0 when all match");
+  cverify->add_option("file", ckpt_file, "Checkpoint (.h5)")->required();
 
   auto* bench = app.add_subcommand("bench", "Benchmarks");
   bench->require_subcommand(1);
@@ -74,7 +118,7 @@ int run_cli(int argc, char** argv) {
   try {
     if (*train) {
       const Config cfg = collectively(MPI_COMM_WORLD, [&] { return load_config(deck, overrides_of(train)); });
-      return run_training(cfg, deck);
+      return run_training(cfg, deck, resume);
     }
     if (*prep) {
       const PrepareStats st = collectively(MPI_COMM_WORLD, [&] {
@@ -84,6 +128,7 @@ int run_cli(int argc, char** argv) {
       log0("%s\n", st.summary().c_str());
       return kExitOk;
     }
+    if (*cinfo || *cverify) return run_ckpt_command(ckpt_file, bool(*cinfo));
     if (*bstep) {
       const Config cfg =
           collectively(MPI_COMM_WORLD, [&] { return load_config(bench_deck, overrides_of(bstep)); });

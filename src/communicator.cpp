@@ -316,9 +316,12 @@ bool Communicator::test(Request& r) {
 }
 
 void Communicator::wait(Request& r) {
+  if (!r.op_) return;
   // Yield while the wait is young, then sleep briefly: no hot spinning on shared cores.
   const auto spin = std::chrono::milliseconds(1);
-  auto since = Clock::now();
+  const auto entered = Clock::now();
+  const Kind kind = r.op_->kind;
+  auto since = entered;
   int last_hop = -1;
   while (r.op_ && !test(r)) {
     const Request::Op& op = *r.op_;
@@ -341,6 +344,7 @@ void Communicator::wait(Request& r) {
     else
       usleep(50);
   }
+  counters_.seconds[size_t(kind)] += std::chrono::duration<double>(Clock::now() - entered).count();
 }
 
 Request Communicator::start_allgather(Group& g, const void* send, void* recv, int64_t count, DType dtype,

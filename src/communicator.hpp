@@ -78,8 +78,14 @@ struct ByteCounters {
     }
   };
   std::array<std::array<Bytes, kNumPurposes>, kNumKinds> sent{};
+  // Seconds spent blocked in wait() per collective kind (the part of a
+  // collective that computation did not hide).
+  std::array<double, kNumKinds> seconds{};
 
-  void reset() { sent = {}; }
+  void reset() {
+    sent = {};
+    seconds = {};
+  }
   Bytes& at(Kind k, Purpose p) { return sent[size_t(k)][size_t(p)]; }
   Bytes at(Kind k, Purpose p) const { return sent[size_t(k)][size_t(p)]; }
   Bytes of(Kind k) const;

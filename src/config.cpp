@@ -2,7 +2,11 @@
 
 #include <toml++/toml.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -59,6 +63,7 @@ std::vector<Field> fields(Config& c) {
       I("train.sample_tokens", c.train.sample_tokens),
       S("train.sample_prompt", c.train.sample_prompt),
       S("train.out_dir", c.train.out_dir),
+      F("train.max_runtime", c.train.max_runtime),
       F("optim.lr", c.optim.lr),
       F("optim.min_lr", c.optim.min_lr),
       I("optim.warmup_steps", c.optim.warmup_steps),
@@ -83,6 +88,14 @@ std::vector<Field> fields(Config& c) {
       B("zero.gradient_error_feedback", c.zero.gradient_error_feedback),
       F("zero.error_feedback_beta", c.zero.error_feedback_beta),
       I("zero.error_feedback_reset", c.zero.error_feedback_reset),
+      S("checkpoint.dir", c.checkpoint.dir),
+      I("checkpoint.every", c.checkpoint.every),
+      I("checkpoint.keep", c.checkpoint.keep),
+      B("checkpoint.at_start", c.checkpoint.at_start),
+      B("checkpoint.at_end", c.checkpoint.at_end),
+      I("checkpoint.fault_kill_rank", c.checkpoint.fault_kill_rank),
+      L("checkpoint.fault_kill_step", c.checkpoint.fault_kill_step),
+      I("checkpoint.fault_kill_after", c.checkpoint.fault_kill_after),
       F("comm.timeout_s", c.comm.timeout_s),
       I("comm.fault_stall_rank", c.comm.fault_stall_rank),
       L("comm.fault_stall_step", c.comm.fault_stall_step),
@@ -228,19 +241,44 @@ void apply_overrides(Config& c, const std::vector<std::string>& overrides) {
   }
 }
 
-Config load_config(const std::string& deck_path, const std::vector<std::string>& overrides) {
+Config parse_config_text(const std::string& text, const std::string& origin) {
   Config c;
   auto fs = fields(c);
   toml::table deck;
   try {
-    deck = toml::parse_file(deck_path);
+    deck = toml::parse(text, origin);
   } catch (const toml::parse_error& e) {
-    const auto& src = e.source();
-    if (src.begin.line == 0)  // toml++ reports unreadable files without a position
-      throw Error(deck_path + ": cannot read deck: " + std::string(e.description()));
-    throw Error(deck_path + ":" + std::to_string(src.begin.line) + ": " + std::string(e.description()));
+    throw Error(origin + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
   }
-  walk(deck, "", fs, deck_path);
+  walk(deck, "", fs, origin);
+  return c;
+}
+
+std::vector<std::string> config_differences(const Config& a, const Config& b) {
+  // Compare through the TOML text of each key: one code path for every type.
+  std::istringstream ta(to_toml(a)), tb(to_toml(b));
+  std::vector<std::string> out;
+  std::string la, lb, section;
+  while (std::getline(ta, la) && std::getline(tb, lb)) {
+    if (!la.empty() && la[0] == '[') section = la.substr(1, la.size() - 2);
+    if (la == lb) continue;
+    const auto eq = la.find(" = ");
+    out.push_back(section + "." + la.substr(0, eq) + ": " + la.substr(eq + 3) + " -> " + lb.substr(eq + 3));
+  }
+  return out;
+}
+
+std::string checkpoint_dir(const Config& c) {
+  return c.checkpoint.dir.empty() ? c.train.out_dir + "/checkpoints" : c.checkpoint.dir;
+}
+
+Config load_config(const std::string& deck_path, const std::vector<std::string>& overrides) {
+  std::ifstream in(deck_path, std::ios::binary);
+  if (!in) throw Error(deck_path + ": cannot read deck: " + std::strerror(errno));
+  if (std::filesystem::is_directory(deck_path)) throw Error(deck_path + ": cannot read deck: it is a folder");
+  std::ostringstream text;
+  text << in.rdbuf();
+  Config c = parse_config_text(text.str(), deck_path);
   apply_overrides(c, overrides);
   try {
     validate(c);
@@ -307,6 +345,11 @@ void validate(const Config& c) {
        "must be positive");
   need(!z.gradient_error_feedback || z.quantized_gradients, "zero.gradient_error_feedback", "true",
        "needs zero.quantized_gradients = true");
+  need(t.max_runtime >= 0, "train.max_runtime", fmt_double(t.max_runtime), "must not be negative (0: no limit)");
+  need(c.checkpoint.every >= 0, "checkpoint.every", std::to_string(c.checkpoint.every),
+       "must not be negative (0: off)");
+  need(c.checkpoint.keep >= 0, "checkpoint.keep", std::to_string(c.checkpoint.keep),
+       "must not be negative (0: keep all)");
   need(c.comm.timeout_s > 0, "comm.timeout_s", fmt_double(c.comm.timeout_s), "must be positive");
 }
 

@@ -32,6 +32,7 @@ struct TrainConfig {
   int sample_tokens = 128;  // tokens generated at the end (0: none)
   std::string sample_prompt = "And God said";
   std::string out_dir = "runs/default";
+  double max_runtime = 0;  // seconds; save and stop before this much wall time (0: no limit)
 };
 
 struct OptimConfig {
@@ -71,6 +72,19 @@ struct ZeroConfig {
   int error_feedback_reset = 1024;  // zero the error buffers every N steps
 };
 
+struct CheckpointConfig {
+  std::string dir;        // "": <train.out_dir>/checkpoints
+  int every = 0;          // save every N steps (0: only at the end / on signals)
+  int keep = 3;           // keep the newest K checkpoints (0: all)
+  bool at_start = false;  // save before the first step
+  bool at_end = true;     // save after the last step
+  // Fault injection (crash tests): this rank is killed (SIGKILL) in the middle
+  // of the save at step fault_kill_step, after writing fault_kill_after datasets.
+  int fault_kill_rank = -1;
+  int64_t fault_kill_step = 0;
+  int fault_kill_after = 1;
+};
+
 struct CommConfig {
   double timeout_s = 600;  // a collective that takes longer aborts the job
   // Fault injection (tests of the watchdog): this rank stalls forever before
@@ -86,8 +100,19 @@ struct Config {
   DataConfig data;
   LogConfig log;
   ZeroConfig zero;
+  CheckpointConfig checkpoint;
   CommConfig comm;
 };
+
+// Where checkpoints go: checkpoint.dir, or <train.out_dir>/checkpoints.
+std::string checkpoint_dir(const Config& c);
+
+// Reads a deck from TOML text (a checkpoint's saved deck); `origin` names it
+// in errors. No overrides, no validation.
+Config parse_config_text(const std::string& text, const std::string& origin);
+
+// "key: old -> new" for every key whose value differs between a and b.
+std::vector<std::string> config_differences(const Config& a, const Config& b);
 
 // Reads DECK (TOML) over the defaults, then applies overrides of the form
 // "--section.key=value" or "--section.key" "value", then validates.

@@ -398,6 +398,54 @@ std::vector<float> Engine::gather_grad(int unit) {
   return gather_full(impl_->comm, impl_->world, s, s.grad);
 }
 
+ShardGroups Engine::checkpoint_shards(bool with_error_feedback) {
+  auto& I = *impl_;
+  ShardGroups g = {{"model", {}}, {"optimizer/exp_avg", {}}, {"optimizer/exp_avg_sq", {}}};
+  const auto& layout = model_.layout();
+  for (size_t u = 0; u < I.units.size(); ++u) {
+    UnitShard& us = I.units[u];
+    // every tensor appears on every rank (the collective write needs all), with
+    // this rank's piece or an empty range
+    const auto pieces = params_in(layout.units[u], us.mine.begin, us.mine.end);
+    for (const ParamSpec& p : layout.units[u].params) {
+      TensorShard t{p.name, p.shape, 0, 0, nullptr};
+      for (const ParamPiece& piece : pieces)
+        if (piece.param == &p) {
+          t.begin = piece.begin();
+          t.end = piece.end();
+        }
+      const int64_t at = t.begin + p.offset - us.mine.begin;  // offset in the shard
+      Buf<float>* bufs[3] = {&us.master, &us.m, &us.v};
+      for (int k = 0; k < 3; ++k) {
+        TensorShard s = t;
+        s.data = t.end > t.begin ? bufs[k]->data() + at : nullptr;
+        g[size_t(k)].second.push_back(s);
+      }
+    }
+  }
+  if (with_error_feedback && I.qgz && I.qgz->has_error_feedback()) {
+    std::vector<TensorShard> ef;
+    const int64_t P = I.topo.P, r = I.topo.rank;
+    for (size_t u = 0; u < I.units.size(); ++u)
+      for (int hop = 1; hop <= 2; ++hop) {
+        std::vector<float>& e = hop == 1 ? I.qgz->hop1_error(int(u)) : I.qgz->hop2_error(int(u));
+        const int64_t n = int64_t(e.size());
+        ef.push_back({"hop" + std::to_string(hop) + "." + I.units[u].name, {P, n}, r * n, (r + 1) * n, e.data()});
+      }
+    g.emplace_back("error_feedback", std::move(ef));
+  }
+  return g;
+}
+
+std::string Engine::error_feedback_layout() const {
+  const auto& z = cfg_.zero;
+  if (!impl_->qgz || !impl_->qgz->has_error_feedback()) return "";
+  return "P=" + std::to_string(impl_->topo.P) + " X=" + std::to_string(impl_->topo.X) +
+         " block=" + std::to_string(z.gradient_block) + " bits=" + std::to_string(z.intra_node_gradient_bits);
+}
+
+void Engine::weights_loaded() { impl_->invalidate_secondaries(); }
+
 MemoryReport Engine::memory() const {
   const auto& I = *impl_;
   MemoryReport r;

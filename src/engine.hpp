@@ -30,6 +30,7 @@
 #include <memory>
 #include <vector>
 
+#include "io/checkpoint.hpp"
 #include "io/data_loader.hpp"
 #include "kernels/common.hpp"
 #include "src/communicator.hpp"
@@ -85,6 +86,18 @@ class Engine final : private UnitSource<float> {
   // step (before clipping) (collective; tests, checks and benches).
   std::vector<float> gather_master(int unit);
   std::vector<float> gather_grad(int unit);
+
+  // Views of this rank's model states as pieces of the logical tensors, for
+  // io/checkpoint: groups "model", "optimizer/exp_avg", "optimizer/exp_avg_sq"
+  // (each rank its own flat ranges, padding excluded), plus
+  // "error_feedback" when qgZ keeps error-feedback buffers (per rank; they
+  // are only meaningful on the same layout, see error_feedback_layout()).
+  ShardGroups checkpoint_shards(bool with_error_feedback);
+  // "P=4 X=2 block=128 bits=4": the layout the error-feedback buffers belong to ("" without them).
+  std::string error_feedback_layout() const;
+  // The master weights (and moments) were overwritten: hpZ secondaries and
+  // anything gathered from the old weights are stale.
+  void weights_loaded();
 
   MemoryReport memory() const;
   int64_t parameters() const { return model_.layout().numel; }

@@ -20,7 +20,8 @@ struct Error : std::runtime_error {
 };
 
 // Exit statuses of the zeropp binary (documented in README.md).
-enum ExitStatus : int { kExitOk = 0, kExitError = 1, kExitUsage = 2 };
+// 3: stopped on SIGUSR1/SIGTERM or train.max_runtime after saving a checkpoint.
+enum ExitStatus : int { kExitOk = 0, kExitError = 1, kExitUsage = 2, kExitStopped = 3 };
 
 // Rank in MPI_COMM_WORLD, or -1 before MPI_Init.
 int world_rank();

@@ -50,6 +50,11 @@ class QgzReducer {
   // Zero the error-feedback buffers (every error_feedback_reset steps).
   void reset_error_feedback();
   int64_t memory_bytes() const;
+  // The error-feedback buffers of unit u: hop 1 (padded elements, in chunk
+  // order) and hop 2 (padded/X elements); empty without error feedback.
+  std::vector<float>& hop1_error(int unit) { return e1_[size_t(unit)]; }
+  std::vector<float>& hop2_error(int unit) { return e2_[size_t(unit)]; }
+  bool has_error_feedback() const { return !e1_.empty(); }
 
   // Closed forms of the header, for tests and docs.
   static int64_t intra_bytes(int64_t padded, int X, int bits, int64_t block);

@@ -3,12 +3,15 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cmath>
 #include <optional>
 
 #include "io/data_loader.hpp"
+#include "io/metrics.hpp"
 #include "io/run_dir.hpp"
 #include "kernels/gemm.hpp"
+#include "src/checkpointing.hpp"
 #include "src/communicator.hpp"
 #include "src/engine.hpp"
 #include "src/errors.hpp"
@@ -86,14 +89,62 @@ Run::Run(const Config& cfg, MPI_Comm base)
       train(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, false); })),
       val(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, true); })),
       comm(topo.rank, cfg.comm.timeout_s),
+      world(Group::world(topo)),
       model(cfg.model, cfg.train.batch_size, cfg.train.seq_len),
       engine(cfg, topo, comm, model) {
   engine.init_weights(uint64_t(cfg.train.seed));
   if (cfg.comm.fault_stall_rank >= 0) comm.set_stall(cfg.comm.fault_stall_rank, cfg.comm.fault_stall_step);
 }
 
-int run_training(const Config& cfg, const std::string& deck_path) {
+namespace {
+
+// SIGUSR1 (Slurm's --signal) and SIGTERM (PBS at walltime, scancel) only set
+// this flag; the ranks agree on it at the next step boundary.
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+struct StopSignals {
+  struct sigaction old_usr1{}, old_term{};
+  StopSignals() {
+    struct sigaction sa{};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, &old_usr1);
+    sigaction(SIGTERM, &sa, &old_term);
+  }
+  ~StopSignals() {
+    sigaction(SIGUSR1, &old_usr1, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
+
+StepRecord metrics_record(int64_t step, const StepStats& st, double lr, double seconds, double wait_s,
+                          double tokens) {
+  StepRecord r;
+  r.step = step;
+  r.loss = st.loss;
+  r.lr = lr;
+  r.grad_norm = st.grad_norm;
+  r.tokens_per_s = tokens / seconds;
+  r.time_step_s = seconds;
+  double comm = 0;
+  for (int k = 0; k < kNumKinds; ++k) {
+    r.time_collective_s[size_t(k)] = st.bytes.seconds[size_t(k)];
+    comm += st.bytes.seconds[size_t(k)];
+    const auto b = st.bytes.of(Kind(k));
+    r.bytes[size_t(k)] = {b.intra, b.inter};
+  }
+  r.time_wait_s = wait_s;
+  r.time_compute_s = seconds - comm - wait_s;
+  return r;
+}
+
+}  // namespace
+
+int run_training(const Config& cfg, const std::string& deck_path, const std::string& resume) {
   const auto& t = cfg.train;
+  const double started = MPI_Wtime();
+  StopSignals signals;
   Run run(cfg);
   const Topology& topo = run.topo;
   Engine& engine = run.engine;
@@ -107,22 +158,45 @@ int run_training(const Config& cfg, const std::string& deck_path) {
   });
   log_table("zeropp training", startup_rows(cfg, deck_path, topo, engine));
   log0("resolved configuration (also in %s/config.toml):\n%s\n", t.out_dir.c_str(), to_toml(cfg).c_str());
+  const ResumePoint from = resume.empty() ? ResumePoint{} : resume_run(run, cfg, resume);
+  MetricsOptions mopts;
+  mopts.resume = !from.path.empty();
+  mopts.resume_step = from.step;
+  MetricsWriter metrics(topo.world.get(), t.out_dir,
+                        RunInfo{to_toml(cfg), topo.P, topo.X, topo.Y, std::string("zeropp ") + ZEROPP_VERSION, {}},
+                        mopts);
 
   const double flops_per_token = 3 * forward_flops_per_token(cfg.model, t.seq_len);
   const double tokens_per_step = double(t.batch_size) * t.seq_len * t.grad_accum * topo.P;
-  double steady_s = 0;
-  int64_t steady_n = 0;
-  for (int64_t step = 0; step < t.steps; ++step) {
+  int64_t tokens_seen = from.tokens_seen;
+  if (cfg.checkpoint.at_start && from.step == 0) save_checkpoint(run, cfg, 0, 0);
+  double steady_s = 0, last_step_s = 0;
+  int64_t steady_n = 0, saved_at = -1;
+  for (int64_t step = from.step; step < t.steps; ++step) {
+    // Step boundary: stop (after a checkpoint) on a signal or before the
+    // time limit would be crossed by the next two steps. One all-reduce.
+    double stop = g_stop_signal != 0 ? 1.0 : 0.0;
+    if (t.max_runtime > 0 && MPI_Wtime() - started + 2 * last_step_s > t.max_runtime) stop = 1.0;
+    run.comm.allreduce_sum(run.world, &stop, 1, Purpose::Other, "stop flag");
+    if (stop > 0) {
+      save_checkpoint(run, cfg, step, tokens_seen);
+      log0("stopping at step %lld (%s); resume with --resume auto\n", (long long)step,
+           g_stop_signal ? "signal" : "train.max_runtime");
+      return kExitStopped;
+    }
     const double lr = learning_rate(cfg.optim, step, t.steps);
-    ZCHECK_MPI(MPI_Barrier(topo.world.get()));  // time the slowest rank
     const double t0 = MPI_Wtime();
     const StepStats st = engine.train_step(step, train, lr);
-    ZCHECK_MPI(MPI_Barrier(topo.world.get()));
+    const double t1 = MPI_Wtime();
+    ZCHECK_MPI(MPI_Barrier(topo.world.get()));  // the step ends when the slowest rank is done
     const double dt = MPI_Wtime() - t0;
-    if (step > 0) {  // the first step pays for warm-up: keep it out of averages
+    last_step_s = dt;
+    tokens_seen += int64_t(tokens_per_step);
+    if (step > from.step) {  // the first step pays for warm-up: keep it out of averages
       steady_s += dt;
       ++steady_n;
     }
+    metrics.append(metrics_record(step, st, lr, dt, dt - (t1 - t0), tokens_per_step));
     if ((step + 1) % cfg.log.every == 0 || step + 1 == t.steps) {
       const StepLine line{step + 1,
                           t.steps,
@@ -137,7 +211,14 @@ int run_training(const Config& cfg, const std::string& deck_path) {
     }
     if (val && t.val_every > 0 && (step + 1) % t.val_every == 0 && step + 1 < t.steps)
       log0("val step %lld | loss %.4f\n", (long long)(step + 1), engine.eval_loss(*val, t.val_batches));
+    if (cfg.checkpoint.every > 0 && (step + 1) % cfg.checkpoint.every == 0) {
+      save_checkpoint(run, cfg, step + 1, tokens_seen);
+      saved_at = step + 1;
+    }
   }
+  metrics.flush();
+  if (cfg.checkpoint.at_end && saved_at != t.steps && from.step < t.steps)
+    save_checkpoint(run, cfg, t.steps, tokens_seen);
   if (val) log0("val final | loss %.4f\n", engine.eval_loss(*val, t.val_batches));
   if (steady_n > 0)
     log0("steady state: %.1f ms/step | %.0f tok/s | %.1f GFLOP/s (mean of %lld steps after the first)\n",

@@ -24,6 +24,7 @@ struct Run {
   Topology topo;
   std::unique_ptr<DataLoader> train, val;  // val: null without validation
   Communicator comm;
+  Group world;  // for the loop's own small collectives (stop flag)
   GPT<float> model;
   Engine engine;
 
@@ -34,7 +35,9 @@ struct Run {
   Run& operator=(const Run&) = delete;
 };
 
-// Returns the process exit status. Collective over MPI_COMM_WORLD.
-int run_training(const Config& cfg, const std::string& deck_path);
+// Returns the process exit status (kExitStopped after a signal or the time
+// limit). Collective over MPI_COMM_WORLD. resume: "" (start at step 0),
+// "auto" or a checkpoint file.
+int run_training(const Config& cfg, const std::string& deck_path, const std::string& resume = "");
 
 }  // namespace zeropp

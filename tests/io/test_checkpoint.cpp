@@ -110,7 +110,7 @@ int64_t numel(const std::vector<int64_t>& s) {
 // trip must be bitwise. Deterministic in (group, tensor, salt) on every rank.
 std::vector<float> full_tensor(size_t g, size_t t, int64_t n, uint32_t salt = 0) {
   std::mt19937 gen(uint32_t(1000 * g + t + 7919 * salt + 1));
-  std::vector<float> v(size_t(n));
+  std::vector<float> v(static_cast<size_t>(n));
   for (float& x : v) {
     const uint32_t bits = gen();
     std::memcpy(&x, &bits, 4);
@@ -561,6 +561,7 @@ TEST_CASE("keep K newest by step, `latest` names the newest save, stale temporar
   CHECK(resolve_checkpoint(dir.file("step_00000040.h5"), "") == dir.file("step_00000040.h5"));
 
   // Leftovers of crashed saves are removed by the next save.
+  MPI_Barrier(MPI_COMM_WORLD);
   if (r == 0) {
     std::ofstream(dir.file(".step_00000060.h5.tmp")) << "half";
     std::ofstream(dir.file("latest.tmp")) << "step_00000060.h5";
@@ -580,6 +581,7 @@ TEST_CASE("keep K newest by step, `latest` names the newest save, stale temporar
   write_checkpoint(MPI_COMM_WORLD, dir.str(), checkpoint_name(7), w.groups, sample_meta(7), 0);
   MPI_Barrier(MPI_COMM_WORLD);
   CHECK(names().size() == 4);
+  MPI_Barrier(MPI_COMM_WORLD);
   if (r == 0) fs::remove(dir.file("latest"));
   MPI_Barrier(MPI_COMM_WORLD);
   CHECK(resolve_checkpoint("auto", dir.str()) == dir.file("step_00000050.h5"));
@@ -715,6 +717,7 @@ TEST_CASE("checkpoint write/read bandwidth against raw write+fsync", "[.ckpt-ben
       ::close(fd);
     }
   };
+  std::vector<double> ratios_w, ratios_r;
   if (r == 0)
     std::printf("ckpt-bench: P=%d, %.1f MB of tensors in %zu datasets, dir %s\n", p, mb,
                 specs.size() * kGroups.size(), dir.str().c_str());
@@ -744,7 +747,7 @@ TEST_CASE("checkpoint write/read bandwidth against raw write+fsync", "[.ckpt-ben
     }
     MPI_Barrier(MPI_COMM_WORLD);
     auto t0 = now();
-    write_checkpoint(MPI_COMM_WORLD, dir.str(), checkpoint_name(rep), w.groups, sample_meta(rep), 1);
+    write_checkpoint(MPI_COMM_WORLD, dir.str(), checkpoint_name(rep), w.groups, sample_meta(rep), 0);
     const double ck_w = mb / secs(t0, now());
     const std::string path = dir.file(checkpoint_name(rep));
     if (r == 0) evict(path);
@@ -757,12 +760,26 @@ TEST_CASE("checkpoint write/read bandwidth against raw write+fsync", "[.ckpt-ben
     read_checkpoint(MPI_COMM_WORLD, path, rd.groups);
     const double ck_rw = mb / secs(t0, now());
     CHECK(all_ranks(rd.matches(specs)));
-    if (r == 0)
+    if (r == 0) {
+      const double file_mb = double(fs::file_size(path)) / 1e6;
+      // Retention's cost, apart: deleting one old checkpoint of this size.
+      t0 = now();
+      fs::remove(path);
+      const double del = secs(t0, now());
       std::printf(
           "ckpt-bench: rep %d  raw write+fsync %7.1f MB/s  checkpoint write %7.1f MB/s (%.2f of raw)  "
           "raw read (cold) %7.1f MB/s  checkpoint read cold %7.1f MB/s (%.2f of raw read)  warm %7.1f MB/s  "
-          "file %.1f MB\n",
-          rep, raw_w, ck_w, ck_w / raw_w, raw_r, ck_r, ck_r / raw_r, ck_rw, double(fs::file_size(path)) / 1e6);
+          "file %.1f MB, deleting it %.3f s\n",
+          rep, raw_w, ck_w, ck_w / raw_w, raw_r, ck_r, ck_r / raw_r, ck_rw, file_mb, del);
+      ratios_w.push_back(ck_w / raw_w);
+      ratios_r.push_back(ck_r / raw_r);
+    }
     std::fflush(stdout);
+  }
+  if (r == 0) {
+    std::sort(ratios_w.begin(), ratios_w.end());
+    std::sort(ratios_r.begin(), ratios_r.end());
+    std::printf("ckpt-bench: P=%d median over %d reps: checkpoint write %.2f of raw write, read %.2f of raw read\n",
+                p, reps, ratios_w[ratios_w.size() / 2], ratios_r[ratios_r.size() / 2]);
   }
 }

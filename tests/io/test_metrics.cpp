@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -102,10 +103,10 @@ struct Field {
 
 std::vector<Field> fields() {
   std::vector<Field> f = {{"tokens_per_s", [](const StepRecord& x) { return x.tokens_per_s; }, false},
-                          {"time_s/step", [](const StepRecord& x) { return x.time_step_s; }, false},
-                          {"time_s/compute", [](const StepRecord& x) { return x.time_compute_s; }, false},
-                          {"time_s/wait", [](const StepRecord& x) { return x.time_wait_s; }, false},
-                          {"time_s/comm",
+                          {"time_s.step", [](const StepRecord& x) { return x.time_step_s; }, false},
+                          {"time_s.compute", [](const StepRecord& x) { return x.time_compute_s; }, false},
+                          {"time_s.wait", [](const StepRecord& x) { return x.time_wait_s; }, false},
+                          {"time_s.comm",
                            [](const StepRecord& x) {
                              double c = x.time_wait_s;  // the writer's order of summation
                              for (double t : x.time_collective_s) c += t;
@@ -115,10 +116,10 @@ std::vector<Field> fields() {
   for (int k = 0; k < kMetricKinds; ++k) {
     const std::string kind = kMetricKindNames[size_t(k)];
     f.push_back(
-        {"time_s/" + kind, [k](const StepRecord& x) { return x.time_collective_s[size_t(k)]; }, false});
-    f.push_back({"bytes/" + kind + "/intra",
+        {"time_s." + kind, [k](const StepRecord& x) { return x.time_collective_s[size_t(k)]; }, false});
+    f.push_back({"bytes." + kind + ".intra",
                  [k](const StepRecord& x) { return double(x.bytes[size_t(k)].intra); }, true});
-    f.push_back({"bytes/" + kind + "/inter",
+    f.push_back({"bytes." + kind + ".inter",
                  [k](const StepRecord& x) { return double(x.bytes[size_t(k)].inter); }, true});
   }
   return f;
@@ -140,21 +141,42 @@ struct File {
   ~File() { H5Fclose(id); }
 };
 
-template <class T>
-std::vector<T> read(const File& f, const std::string& name) {
-  const hid_t d = H5Dopen2(f.id, ("/steps/" + name).c_str(), H5P_DEFAULT);
-  REQUIRE(d >= 0);
-  const hid_t space = H5Dget_space(d);
+// Every row of /steps, read once in the file's (native) compound type; col()
+// picks one member by name.
+struct Rows {
   hsize_t n = 0;
-  REQUIRE(H5Sget_simple_extent_ndims(space) == 1);
-  H5Sget_simple_extent_dims(space, &n, nullptr);
-  std::vector<T> v(n);
-  const hid_t type = std::is_same_v<T, double> ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64;
-  if (n) CHECK(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
-  H5Sclose(space);
-  H5Dclose(d);
-  return v;
-}
+  size_t row_bytes = 0;
+  std::vector<char> data;
+  hid_t type = -1;
+  explicit Rows(const File& f) {
+    const hid_t d = H5Dopen2(f.id, "/steps", H5P_DEFAULT);
+    REQUIRE(d >= 0);
+    const hid_t space = H5Dget_space(d), ftype = H5Dget_type(d);
+    REQUIRE(H5Sget_simple_extent_ndims(space) == 1);
+    H5Sget_simple_extent_dims(space, &n, nullptr);
+    type = H5Tget_native_type(ftype, H5T_DIR_DEFAULT);
+    row_bytes = H5Tget_size(type);
+    data.resize(n * row_bytes);
+    if (n) CHECK(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) >= 0);
+    H5Tclose(ftype);
+    H5Sclose(space);
+    H5Dclose(d);
+  }
+  ~Rows() { H5Tclose(type); }
+  template <class T>
+  std::vector<T> col(const std::string& name) const {
+    const int i = H5Tget_member_index(type, name.c_str());
+    INFO("member " << name);
+    REQUIRE(i >= 0);
+    const hid_t mt = H5Tget_member_type(type, unsigned(i));
+    CHECK(H5Tequal(mt, std::is_same_v<T, double> ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64) > 0);
+    H5Tclose(mt);
+    const size_t off = H5Tget_member_offset(type, unsigned(i));
+    std::vector<T> v(n);
+    for (size_t r = 0; r < n; ++r) std::memcpy(&v[r], data.data() + r * row_bytes + off, sizeof(T));
+    return v;
+  }
+};
 
 std::string string_attr(const File& f, const char* name) {
   const hid_t a = H5Aopen(f.id, name, H5P_DEFAULT);
@@ -184,10 +206,11 @@ int64_t int_attr(const File& f, const char* name) {
 // make_record(r, step, offset_of(step)) of ranks 0..P-1.
 void check_rows(const std::string& path, const std::vector<int64_t>& steps, int P,
                 const std::function<double(int64_t)>& offset_of) {
-  File f(path);
-  CHECK(read<int64_t>(f, "step") == steps);
-  CHECK(read<int64_t>(f, "ranks") == std::vector<int64_t>(steps.size(), P));
-  const auto loss = read<double>(f, "loss"), lr = read<double>(f, "lr"), norm = read<double>(f, "grad_norm");
+  File file(path);
+  const Rows f(file);
+  CHECK(f.col<int64_t>("step") == steps);
+  CHECK(f.col<int64_t>("ranks") == std::vector<int64_t>(steps.size(), P));
+  const auto loss = f.col<double>("loss"), lr = f.col<double>("lr"), norm = f.col<double>("grad_norm");
   REQUIRE(loss.size() == steps.size());
   REQUIRE(lr.size() == steps.size());
   REQUIRE(norm.size() == steps.size());
@@ -199,14 +222,14 @@ void check_rows(const std::string& path, const std::vector<int64_t>& steps, int 
   }
   for (const Field& fd : fields()) {
     INFO(fd.name);
-    const auto mn = read<double>(f, fd.name + "/min"), md = read<double>(f, fd.name + "/median"),
-               mx = read<double>(f, fd.name + "/max");
+    const auto mn = f.col<double>(fd.name + ".min"), md = f.col<double>(fd.name + ".median"),
+               mx = f.col<double>(fd.name + ".max");
     REQUIRE(mn.size() == steps.size());
     REQUIRE(md.size() == steps.size());
     REQUIRE(mx.size() == steps.size());
     std::vector<double> sm;
     if (fd.sum) {
-      sm = read<double>(f, fd.name + "/sum");
+      sm = f.col<double>(fd.name + ".sum");
       REQUIRE(sm.size() == steps.size());
     }
     for (size_t i = 0; i < steps.size(); ++i) {
@@ -267,6 +290,11 @@ TEST_CASE("metrics round trip: min/median/max over ranks, global values once, ru
     int len = 0;
     MPI_Get_processor_name(host, &len);
     CHECK(string_attr(f, "hosts") == std::string(host, size_t(len)));  // every rank on this host
+    const hid_t d = H5Dopen2(f.id, "/steps", H5P_DEFAULT);
+    const hid_t t = H5Dget_type(d);
+    CHECK(H5Tget_nmembers(t) == 5 + 3 * 10 + 4 * 2 * kMetricKinds);  // no member unchecked
+    H5Tclose(t);
+    H5Dclose(d);
     CHECK(string_attr(f, "kinds") == "all_gather\nreduce_scatter\nall_to_all\nall_reduce\nbroadcast");
   }
 }
@@ -301,29 +329,38 @@ TEST_CASE("metrics file is readable between appends, also while a reader holds a
   }
 }
 
-TEST_CASE("metrics recover from a flush cut short: /steps/step is the committed length", "[metrics]") {
+TEST_CASE("metrics recover from a flush cut short: unwritten rows read step -1 and are overwritten",
+          "[metrics]") {
   const int rank = rank_of(), P = size_of();
   SharedDir dir;
-  MetricsWriter w(MPI_COMM_WORLD, dir.str(), run_info(P), {});
-  for (int64_t s = 1; s <= 2; ++s) w.append(make_record(rank, s));
-  if (rank == 0) {
-    // What a crash between extending /steps/loss and /steps/step leaves.
+  // What a crash between extending /steps and writing its rows leaves.
+  const auto extend = [&](hsize_t n) {
     const hid_t f = H5Fopen(dir.file().c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
     REQUIRE(f >= 0);
-    const hid_t d = H5Dopen2(f, "/steps/loss", H5P_DEFAULT);
-    const hsize_t n = 4;
+    const hid_t d = H5Dopen2(f, "/steps", H5P_DEFAULT);
     CHECK(H5Dset_extent(d, &n) >= 0);
-    const hsize_t start = 2, count = 2;
-    const double junk[2] = {-1, -1};
-    const hid_t file_space = H5Dget_space(d), mem_space = H5Screate_simple(1, &count, nullptr);
-    CHECK(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &start, nullptr, &count, nullptr) >= 0);
-    CHECK(H5Dwrite(d, H5T_NATIVE_DOUBLE, mem_space, file_space, H5P_DEFAULT, junk) >= 0);
-    H5Sclose(mem_space);
-    H5Sclose(file_space);
     H5Dclose(d);
     H5Fclose(f);
+  };
+  {
+    MetricsWriter w(MPI_COMM_WORLD, dir.str(), run_info(P), {});
+    for (int64_t s = 1; s <= 2; ++s) w.append(make_record(rank, s));
+    if (rank == 0) {
+      extend(4);
+      File file(dir.file());
+      CHECK(Rows(file).col<int64_t>("step") == std::vector<int64_t>{1, 2, -1, -1});
+    }
+    for (int64_t s = 3; s <= 4; ++s) w.append(make_record(rank, s));
+    if (rank == 0) check_rows(dir.file(), range(1, 4), P, [](int64_t) { return 0.0; });
   }
-  for (int64_t s = 3; s <= 4; ++s) w.append(make_record(rank, s));
+  // A resume keeps the written rows before the first unwritten one.
+  if (rank == 0) extend(6);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MetricsOptions opts;
+  opts.resume = true;
+  opts.resume_step = 100;
+  { MetricsWriter w(MPI_COMM_WORLD, dir.str(), run_info(P), opts); }
+  MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) check_rows(dir.file(), range(1, 4), P, [](int64_t) { return 0.0; });
 }
 

@@ -1,0 +1,95 @@
+#include "src/checkpointing.hpp"
+
+#include "io/checkpoint.hpp"
+#include "src/errors.hpp"
+#include "src/logging.hpp"
+#include "src/optimizer.hpp"
+
+namespace zeropp {
+
+namespace {
+
+std::string zero_section(const Config& c) {
+  const std::string all = to_toml(c);
+  const auto b = all.find("[zero]");
+  return all.substr(b, all.find("\n[", b + 1) - b);
+}
+
+// The layout error-feedback buffers of `c` on P ranks belong to ("" if none);
+// must match Engine::error_feedback_layout().
+std::string ef_layout(const Config& c, int P, int X) {
+  if (!c.zero.quantized_gradients || !c.zero.gradient_error_feedback || P == 1) return "";
+  return "P=" + std::to_string(P) + " X=" + std::to_string(X) + " block=" + std::to_string(c.zero.gradient_block) +
+         " bits=" + std::to_string(c.zero.intra_node_gradient_bits);
+}
+
+}  // namespace
+
+void save_checkpoint(Run& run, const Config& cfg, int64_t step, int64_t tokens_seen) {
+  const Topology& topo = run.topo;
+  CheckpointMeta meta;
+  meta.step = step;
+  meta.tokens_seen = tokens_seen;
+  meta.seed = uint64_t(cfg.train.seed);
+  meta.deck_toml = to_toml(cfg);
+  meta.zero_toml = zero_section(cfg);
+  meta.code_version = std::string("zeropp ") + ZEROPP_VERSION;
+  meta.world_size = topo.P;
+  meta.ranks_per_node = topo.X;
+  meta.nodes = topo.Y;
+  // For the record (and for readers without our code): the schedule and the
+  // data position are functions of the step, written out as they stand.
+  const auto& o = cfg.optim;
+  meta.scalars.push_back({"lr_schedule", {o.lr, o.min_lr, double(o.warmup_steps), double(cfg.train.steps)}});
+  meta.scalars.push_back({"lr_next", {learning_rate(o, step, cfg.train.steps)}});
+  meta.scalars.push_back({"data_next_window_rank0", {double(run.train->window_start(step, 0))}});
+  meta.words.push_back({"rng_seed", {uint64_t(cfg.train.seed)}});
+  const auto& c = cfg.checkpoint;
+  if (c.fault_kill_rank >= 0 && step == c.fault_kill_step)
+    set_checkpoint_fault(c.fault_kill_rank, c.fault_kill_after);
+  const double t0 = MPI_Wtime();
+  write_checkpoint(topo.world.get(), checkpoint_dir(cfg), checkpoint_name(step), run.engine.checkpoint_shards(true),
+                   meta, c.keep);
+  clear_checkpoint_fault();
+  log0("checkpoint: step %lld saved to %s/%s in %.2f s\n", (long long)step, checkpoint_dir(cfg).c_str(),
+       checkpoint_name(step).c_str(), MPI_Wtime() - t0);
+}
+
+ResumePoint resume_run(Run& run, const Config& cfg, const std::string& which) {
+  const Topology& topo = run.topo;
+  ResumePoint rp;
+  rp.path = collectively(topo.world.get(), [&] { return resolve_checkpoint(which, checkpoint_dir(cfg)); });
+  if (rp.path.empty()) {
+    log0("resume: no checkpoint in %s: starting from step 0\n", checkpoint_dir(cfg).c_str());
+    return rp;
+  }
+  // The saved deck decides what may change.
+  const CheckpointMeta saved = read_checkpoint(topo.world.get(), rp.path, {});
+  const Config old = parse_config_text(saved.deck_toml, rp.path + " (saved deck)");
+  const auto& a = old.model;
+  const auto& b = cfg.model;
+  if (a.vocab_size != b.vocab_size || a.max_seq_len != b.max_seq_len || a.n_layer != b.n_layer ||
+      a.n_head != b.n_head || a.n_embd != b.n_embd)
+    throw Error("resume: " + rp.path + " holds a model with V=" + std::to_string(a.vocab_size) +
+                " T=" + std::to_string(a.max_seq_len) + " L=" + std::to_string(a.n_layer) + " H=" +
+                std::to_string(a.n_head) + " C=" + std::to_string(a.n_embd) + "; this deck has V=" +
+                std::to_string(b.vocab_size) + " T=" + std::to_string(b.max_seq_len) + " L=" +
+                std::to_string(b.n_layer) + " H=" + std::to_string(b.n_head) + " C=" + std::to_string(b.n_embd) +
+                ": refusing to resume a different model");
+  for (const auto& d : config_differences(old, cfg)) log0("resume: changed since the checkpoint: %s\n", d.c_str());
+  if (saved.world_size != topo.P || saved.ranks_per_node != topo.X)
+    log0("resume: resharding from P=%d X=%d to %s\n", saved.world_size, saved.ranks_per_node,
+         topo.describe().c_str());
+  const bool same_ef = !run.engine.error_feedback_layout().empty() &&
+                       ef_layout(old, saved.world_size, saved.ranks_per_node) == run.engine.error_feedback_layout();
+  if (!run.engine.error_feedback_layout().empty() && !same_ef)
+    log0("resume: qgZ error feedback restarts from zero (saved for another layout or not saved)\n");
+  const CheckpointMeta meta = read_checkpoint(topo.world.get(), rp.path, run.engine.checkpoint_shards(same_ef));
+  run.engine.weights_loaded();
+  rp.step = meta.step;
+  rp.tokens_seen = meta.tokens_seen;
+  log0("resume: step %lld from %s\n", (long long)rp.step, rp.path.c_str());
+  return rp;
+}
+
+}  // namespace zeropp
