@@ -14,6 +14,9 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
@@ -163,6 +166,58 @@ class JoiningThread {
 
  private:
   std::thread t_;
+};
+
+// Checksums of parts computed on a helper thread while the caller reads on.
+class ChecksumWorker {
+ public:
+  explicit ChecksumWorker(std::vector<uint64_t>& sums) : sums_(sums), thread_([this] { run(); }) {}
+  ~ChecksumWorker() { finish(); }
+  ChecksumWorker(const ChecksumWorker&) = delete;
+  ChecksumWorker& operator=(const ChecksumWorker&) = delete;
+  // sums[index] = checksum of n floats at flat index `first`: `data`, or `owned` when given.
+  void add(size_t index, const float* data, int64_t first, int64_t n, std::vector<float> owned) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      jobs_.push_back({index, data, first, n, std::move(owned)});
+    }
+    cv_.notify_one();
+  }
+  void finish() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_one();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  struct Job {
+    size_t index;
+    const float* data;
+    int64_t first, n;
+    std::vector<float> owned;
+  };
+  void run() {
+    while (true) {
+      Job j;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return !jobs_.empty() || done_; });
+        if (jobs_.empty()) return;
+        j = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      sums_[j.index] = checksum_part(j.owned.empty() ? j.data : j.owned.data(), j.first, j.n);
+    }
+  }
+  std::vector<uint64_t>& sums_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Job> jobs_;
+  bool done_ = false;
+  std::thread thread_;  // last: starts after the members above exist
 };
 
 // ---------------------------------------------------------------------------
@@ -1233,8 +1288,8 @@ CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const Sha
   H5Id fapl = parallel_fapl(comm);
   H5Id file(ZCHECK_H5(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get())), H5Fclose);
   H5Id dxpl = transfer_plist();
-  std::vector<uint64_t> sums;
-  std::vector<float> scratch;
+  std::vector<uint64_t> sums(stored.size(), 0);
+  ChecksumWorker summer(sums);
   size_t k = 0;
   for (const auto& [g, shards] : groups)
     for (const TensorShard& s : shards) {
@@ -1251,17 +1306,19 @@ CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const Sha
       };
       read_range(s.begin, s.end, s.data);
       if (tiles[k]) {
-        sums.push_back(checksum_part(s.data, s.begin, s.end - s.begin));
+        summer.add(k, s.data, s.begin, s.end - s.begin, {});
       } else {
         const int64_t b = numel * rank / size, e = numel * (rank + 1) / size;
-        scratch.resize(size_t(e - b));
-        read_range(b, e, scratch.data());
-        sums.push_back(checksum_part(scratch.data(), b, e - b));
+        std::vector<float> part(static_cast<size_t>(e - b));
+        read_range(b, e, part.data());
+        summer.add(k, nullptr, b, e - b, std::move(part));
       }
       ++k;
     }
   file.close_checked("H5Fclose(checkpoint)", __FILE__, __LINE__);
   timer.mark("datasets");
+  summer.finish();
+  timer.mark("checksums");
   ZCHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, sums.data(), int(sums.size()), MPI_UINT64_T, MPI_SUM, comm));
   k = 0;
   for (const auto& [g, shards] : groups)

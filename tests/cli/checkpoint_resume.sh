@@ -61,6 +61,16 @@ PY
   ok "same layout: final weights and Adam moments bitwise equal"
 else bad "same layout: final checkpoints differ"; fi
 
+# 2b. The same with ZeRO++ and qgZ error feedback: its buffers travel in the checkpoint.
+zpp=(--zero.ranks_per_node=2 --zero.quantized_weights=true --zero.hpz_partition_size=0
+     --zero.quantized_gradients=true --zero.gradient_error_feedback=true --checkpoint.every=4)
+train 4 "$work/ef_ref" "${zpp[@]}" --train.steps=8 || bad "ZeRO++ reference run"
+train 4 "$work/ef" "${zpp[@]}" --train.steps=4 || bad "ZeRO++ first half"
+train 4 "$work/ef" "${zpp[@]}" --train.steps=8 --resume auto || bad "ZeRO++ resume"
+if diff -q <(losses "$work/ef_ref") <(losses "$work/ef") > /dev/null && ! grep -q "error feedback restarts" "$work/ef.log"; then
+  ok "ZeRO++ with error feedback: resume bit-identical (error-feedback buffers restored)"
+else bad "ZeRO++ with error feedback: resume differs"; fi
+
 # 3. Resharding: resume the reference's step-4 checkpoint on other layouts (same global batch).
 cmp_tol() {  # cmp_tol NAME OUT_DIR
   if "$py" - "$work/ref.losses" "$2.losses" <<'PY'; then
@@ -133,18 +143,22 @@ if [[ $rc -ne 0 ]] && grep -q "zeropp: error: resume:.*refusing to resume a diff
   ok "a different model shape is refused"
 else bad "model change not refused: $out"; fi
 
-# 7. SIGUSR1: save at the next step boundary and exit with status 3; resume continues.
-timeout 300 "$MPIEXEC" -n 2 "$ZEROPP" train inputs/default.toml "${common[@]}" --train.out_dir="$work/sig" \
-  --train.steps=100000 > "$work/sig.log" 2>&1 &
-launcher=$!
-for _ in $(seq 100); do grep -q '^step 3/' "$work/sig.log" 2> /dev/null && break; sleep 0.2; done
-pids=$(pgrep -f -- "--train.out_dir=$work/sig" | grep -v "^$launcher$")
-# shellcheck disable=SC2086
-[[ -n $pids ]] && kill -USR1 $pids
-wait "$launcher"; rc=$?
-if [[ $rc -eq 3 ]] && grep -q 'stopping at step' "$work/sig.log" && [[ -s "$work/sig/checkpoints/latest" ]]; then
-  ok "SIGUSR1: checkpoint saved, exit status 3 ($(grep 'stopping at step' "$work/sig.log"))"
-else bad "SIGUSR1: rc=$rc"; tail -3 "$work/sig.log"; fi
+# 7. SIGUSR1 (Slurm) and SIGTERM (PBS): save at the next step boundary, exit with status 3.
+# The signal goes to the ranks only (the launcher's own handling varies).
+for sig in USR1 TERM; do
+  out="$work/sig_$sig"
+  timeout 300 "$MPIEXEC" -n 2 "$ZEROPP" train inputs/default.toml "${common[@]}" --train.out_dir="$out" \
+    --train.steps=100000 > "$out.log" 2>&1 &
+  launcher=$!
+  for _ in $(seq 150); do grep -q '^step 3/' "$out.log" 2> /dev/null && break; sleep 0.2; done
+  pids=$(pgrep -f -- "^$ZEROPP train .*--train.out_dir=$out( |\$)")
+  # shellcheck disable=SC2086
+  [[ -n $pids ]] && kill -"$sig" $pids
+  wait "$launcher"; rc=$?
+  if [[ $rc -eq 3 ]] && grep -q 'stopping at step .*(signal)' "$out.log" && [[ -s "$out/checkpoints/latest" ]]; then
+    ok "SIG$sig: checkpoint saved, exit status 3 ($(grep 'stopping at step' "$out.log"))"
+  else bad "SIG$sig: rc=$rc, ranks signalled: ${pids:-none}"; tail -3 "$out.log"; fi
+done
 
 # 8. train.max_runtime stops before the limit the same way.
 train 2 "$work/limit" --train.steps=100000 --train.max_runtime=4
