@@ -7,16 +7,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
-#include <optional>
-#include <condition_variable>
-#include <deque>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
@@ -347,8 +347,7 @@ std::optional<std::string> read_attr_string(hid_t obj, const char* name) {
   H5Id mtype(H5Tcopy(H5T_C_S1), H5Tclose);
   if (!mtype.valid()) return std::nullopt;
   if (vl > 0) {
-    if (H5Tset_size(mtype.get(), H5T_VARIABLE) < 0 ||
-        H5Tset_cset(mtype.get(), H5Tget_cset(ftype.get())) < 0)
+    if (H5Tset_size(mtype.get(), H5T_VARIABLE) < 0 || H5Tset_cset(mtype.get(), H5Tget_cset(ftype.get())) < 0)
       return std::nullopt;
     char* p = nullptr;
     if (H5Aread(attr.get(), mtype.get(), &p) < 0) return std::nullopt;
@@ -431,7 +430,8 @@ H5Id memory_space(int64_t n) {
 std::string dtype_name(hid_t type) {
   const H5T_class_t c = H5Tget_class(type);
   const size_t size = H5Tget_size(type);
-  if (c == H5T_FLOAT) return size == 4 ? "float32" : size == 8 ? "float64" : "float" + std::to_string(8 * size);
+  if (c == H5T_FLOAT)
+    return size == 4 ? "float32" : size == 8 ? "float64" : "float" + std::to_string(8 * size);
   if (c == H5T_INTEGER) {
     const bool is_signed = H5Tget_sign(type) == H5T_SGN_2;
     return std::string(is_signed ? "int" : "uint") + std::to_string(8 * size);
@@ -501,7 +501,8 @@ int64_t step_of_name(const std::string& name) {
       name.compare(name.size() - suf.size(), suf.size(), suf) != 0)
     return -1;
   const std::string digits = name.substr(pre.size(), name.size() - pre.size() - suf.size());
-  if (digits.size() > 18 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+  if (digits.size() > 18 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return -1;
   return std::stoll(digits);
 }
@@ -534,7 +535,8 @@ void remove_stale_temporaries(const std::string& dir) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), e; !ec && it != e; it.increment(ec)) {
     const std::string n = it->path().filename().string();
-    const bool ours = (n.size() > 8 && n[0] == '.' && n.compare(n.size() - 7, 7, ".h5.tmp") == 0) || n == "latest.tmp";
+    const bool ours =
+        (n.size() > 8 && n[0] == '.' && n.compare(n.size() - 7, 7, ".h5.tmp") == 0) || n == "latest.tmp";
     if (ours) {
       std::error_code rm;
       fs::remove(it->path(), rm);
@@ -603,7 +605,8 @@ std::optional<std::string> check_groups(const ShardGroups& groups, const std::st
       if (!valid_component(s.name)) return what + ": bad tensor name '" + s.name + "' in group '" + g + "'";
       names.push_back(s.name);
       for (int64_t d : s.shape)
-        if (d < 0) return what + ": /" + g + "/" + s.name + ": negative dimension in shape " + shape_str(s.shape);
+        if (d < 0)
+          return what + ": /" + g + "/" + s.name + ": negative dimension in shape " + shape_str(s.shape);
       const int64_t n = numel_of(s.shape);
       if (s.begin < 0 || s.end < s.begin || s.end > n)
         return what + ": /" + g + "/" + s.name + ": range [" + std::to_string(s.begin) + ", " +
@@ -705,7 +708,8 @@ std::vector<std::string> visit_links(hid_t obj) {
 }
 
 // The checksum of a whole dataset read in chunks, or nullopt if it cannot be read.
-std::optional<uint64_t> checksum_dataset(hid_t dset, const std::vector<int64_t>& shape, const std::string& dtype) {
+std::optional<uint64_t> checksum_dataset(hid_t dset, const std::vector<int64_t>& shape,
+                                         const std::string& dtype) {
   const int64_t n = numel_of(shape);
   H5Id fspace(H5Dget_space(dset), H5Sclose);
   if (!fspace.valid()) return std::nullopt;
@@ -763,8 +767,8 @@ Scan scan_file(const std::string& path, bool checksum_all) {
 
   const auto format = read_attr_string(f, "format");
   if (!format || *format != kCheckpointFormatName)
-    throw Error(where + ": not a zeropp checkpoint (root attribute 'format' is not '" + kCheckpointFormatName +
-                "')");
+    throw Error(where + ": not a zeropp checkpoint (root attribute 'format' is not '" +
+                kCheckpointFormatName + "')");
   const auto version = read_attr_int<int64_t>(f, "format_version", H5T_NATIVE_INT64);
   if (!version) throw Error(where + ": root attribute 'format_version' missing or unreadable");
   scan.format_version = int(*version);
@@ -822,7 +826,8 @@ Scan scan_file(const std::string& path, bool checksum_all) {
     sd.has_checksum = stored.has_value();
     r.stored_checksum = stored.value_or(0);
     const bool is_state = name.rfind("state/", 0) == 0;
-    const bool is_scalars = name.rfind("state/scalars/", 0) == 0, is_words = name.rfind("state/words/", 0) == 0;
+    const bool is_scalars = name.rfind("state/scalars/", 0) == 0,
+               is_words = name.rfind("state/words/", 0) == 0;
     std::string expected = "float32";
     if (is_scalars) expected = "float64";
     if (is_words) expected = "uint64";
@@ -841,7 +846,8 @@ Scan scan_file(const std::string& path, bool checksum_all) {
         r.computed_checksum = *sum;
         r.checksum_ok = *sum == r.stored_checksum;
         if (!r.checksum_ok)
-          r.problem = "checksum mismatch (stored " + hex64(r.stored_checksum) + ", computed " + hex64(*sum) + ")";
+          r.problem =
+              "checksum mismatch (stored " + hex64(r.stored_checksum) + ", computed " + hex64(*sum) + ")";
       }
     }
     if (is_state) {
@@ -955,11 +961,13 @@ void bcast_string(MPI_Comm comm, std::string& s) {
 // Writes a small 1-D dataset of `n` elements from rank 0 (the other ranks
 // take part in the collective write with an empty selection).
 void write_state_dataset(hid_t parent, const std::string& name, hid_t file_type, hid_t mem_type,
-                         const void* data, int64_t n, const std::vector<uint64_t>& bits, hid_t dxpl, int rank) {
+                         const void* data, int64_t n, const std::vector<uint64_t>& bits, hid_t dxpl,
+                         int rank) {
   H5Id space = make_space({n});
   H5Id dcpl(ZCHECK_H5(H5Pcreate(H5P_DATASET_CREATE)), H5Pclose);
   ZCHECK_H5(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER));
-  H5Id d(ZCHECK_H5(H5Dcreate2(parent, name.c_str(), file_type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT)),
+  H5Id d(ZCHECK_H5(
+             H5Dcreate2(parent, name.c_str(), file_type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT)),
          H5Dclose);
   uint64_t sum = 0;
   for (size_t i = 0; i < bits.size(); ++i) sum += checksum_element(i, bits[i]);
@@ -1057,8 +1065,8 @@ void clear_checkpoint_fault() { g_fault = {}; }
 // ---------------------------------------------------------------------------
 // Writing
 
-void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& name, const ShardGroups& groups,
-                      const CheckpointMeta& meta, int keep) {
+void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& name,
+                      const ShardGroups& groups, const CheckpointMeta& meta, int keep) {
   QuietHdf5 quiet;
   const int rank = comm_rank(comm);
   PhaseTimer timer("checkpoint write", rank);
@@ -1144,8 +1152,8 @@ void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& 
     for (const auto& [k, v] : meta.scalars) {
       std::vector<uint64_t> bits(v.size());
       std::memcpy(bits.data(), v.data(), v.size() * 8);
-      write_state_dataset(scalars.get(), k, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v.data(), int64_t(v.size()), bits,
-                          dxpl.get(), rank);
+      write_state_dataset(scalars.get(), k, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v.data(), int64_t(v.size()),
+                          bits, dxpl.get(), rank);
     }
     H5Id words = create_group(state.get(), "words");
     for (const auto& [k, v] : meta.words)
@@ -1185,7 +1193,8 @@ void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& 
         select_flat_range(fspace.get(), s.shape, s.begin, s.end);
         H5Id mspace = memory_space(n);
         static const float dummy = 0;
-        ZCHECK_H5(H5Dwrite(d.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), dxpl.get(), n ? s.data : &dummy));
+        ZCHECK_H5(
+            H5Dwrite(d.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), dxpl.get(), n ? s.data : &dummy));
       }
       datasets.push_back(std::move(d));
       maybe_fault(rank, CheckpointFault::kAfterDatasets, ++written);
@@ -1302,7 +1311,8 @@ CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const Sha
         select_flat_range(fspace.get(), s.shape, b, e);
         H5Id mspace = memory_space(e - b);
         static float dummy;
-        ZCHECK_H5(H5Dread(d.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), dxpl.get(), e > b ? dst : &dummy));
+        ZCHECK_H5(
+            H5Dread(d.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), dxpl.get(), e > b ? dst : &dummy));
       };
       read_range(s.begin, s.end, s.data);
       if (tiles[k]) {
@@ -1324,8 +1334,8 @@ CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const Sha
   for (const auto& [g, shards] : groups)
     for (const TensorShard& s : shards) {
       if (sums[k] != stored[k])
-        throw Error(where + ": dataset /" + g + "/" + s.name + ": checksum mismatch (stored " + hex64(stored[k]) +
-                    ", computed " + hex64(sums[k]) + "): the file is corrupted");
+        throw Error(where + ": dataset /" + g + "/" + s.name + ": checksum mismatch (stored " +
+                    hex64(stored[k]) + ", computed " + hex64(sums[k]) + "): the file is corrupted");
       ++k;
     }
   return scan.meta;

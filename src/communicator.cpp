@@ -107,7 +107,13 @@ struct Request::Op {
 
   void send(int member, const void* data, int64_t bytes) {
     ByteCounters::Bytes& b = comm.counters().at(kind, purpose);
-    (g.same_node(member) ? b.intra : b.inter) += bytes;
+    const bool inter = !g.same_node(member);
+    (inter ? b.inter : b.intra) += bytes;
+    if (inter && comm.internode_gbps() > 0) {  // emulated link: the hop lasts at least bytes / bandwidth
+      const auto t = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                                        8.0 * double(bytes) / (comm.internode_gbps() * 1e9)));
+      if (t > link_free) link_free = t;
+    }
     for_each_piece(bytes, [&](int64_t off, int len) {
       reqs.emplace_back();
       ZCHECK_MPI(MPI_Isend(static_cast<const char*>(data) + off, len, MPI_BYTE, member, tag, g.comm(),
@@ -136,6 +142,7 @@ struct Request::Op {
   int64_t step;
   int hops, hop = 0, tag = 0, p, r;
   Clock::time_point t0 = Clock::now();
+  Clock::time_point link_free{};  // emulated inter-node link busy until then
   std::vector<MPI_Request> reqs;
 };
 
@@ -251,6 +258,7 @@ bool advance(Request::Op& op) {
       if (!done) return false;
       op.reqs.clear();
     }
+    if (Clock::now() < op.link_free) return false;
     op.after(op.hop);
     if (++op.hop < op.hops) op.post(op.hop);
   }

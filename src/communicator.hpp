@@ -191,6 +191,12 @@ class Communicator {
   std::vector<char> take_scratch(size_t bytes);
   void give_scratch(std::vector<char>&& buf);
 
+  // Emulated inter-node bandwidth (Gbit/s per rank's link; 0: as fast as the
+  // machine): a hop that sends b bytes across nodes completes no earlier than
+  // b·8/bandwidth after it was posted. For scaling studies on one machine.
+  void set_internode_gbps(double gbps) { internode_gbps_ = gbps; }
+  double internode_gbps() const { return internode_gbps_; }
+
   // Fault injection: world rank `rank` sleeps forever before its first
   // collective at `step`, so the others' watchdog fires (needs P > 1).
   void set_stall(int rank, int64_t step) {
@@ -211,6 +217,7 @@ class Communicator {
   int64_t stall_step_ = -1;
   ByteCounters counters_;
   std::vector<std::vector<char>> scratch_;
+  double internode_gbps_ = 0;
 };
 
 }  // namespace zeropp

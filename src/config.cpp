@@ -97,6 +97,7 @@ std::vector<Field> fields(Config& c) {
       L("checkpoint.fault_kill_step", c.checkpoint.fault_kill_step),
       I("checkpoint.fault_kill_after", c.checkpoint.fault_kill_after),
       F("comm.timeout_s", c.comm.timeout_s),
+      F("comm.internode_gbps", c.comm.internode_gbps),
       I("comm.fault_stall_rank", c.comm.fault_stall_rank),
       L("comm.fault_stall_step", c.comm.fault_stall_step),
   };
@@ -350,6 +351,8 @@ void validate(const Config& c) {
        "must not be negative (0: off)");
   need(c.checkpoint.keep >= 0, "checkpoint.keep", std::to_string(c.checkpoint.keep),
        "must not be negative (0: keep all)");
+  need(c.comm.internode_gbps >= 0, "comm.internode_gbps", fmt_double(c.comm.internode_gbps),
+       "must not be negative (0: no emulation)");
   need(c.comm.timeout_s > 0, "comm.timeout_s", fmt_double(c.comm.timeout_s), "must be positive");
 }
 

@@ -87,6 +87,7 @@ struct CheckpointConfig {
 
 struct CommConfig {
   double timeout_s = 600;  // a collective that takes longer aborts the job
+  double internode_gbps = 0;  // emulate inter-node links of this bandwidth (0: off)
   // Fault injection (tests of the watchdog): this rank stalls forever before
   // its first collective of this step. -1: off.
   int fault_stall_rank = -1;

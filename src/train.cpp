@@ -94,6 +94,7 @@ Run::Run(const Config& cfg, MPI_Comm base)
       engine(cfg, topo, comm, model) {
   engine.init_weights(uint64_t(cfg.train.seed));
   if (cfg.comm.fault_stall_rank >= 0) comm.set_stall(cfg.comm.fault_stall_rank, cfg.comm.fault_stall_step);
+  comm.set_internode_gbps(cfg.comm.internode_gbps);
 }
 
 namespace {
