@@ -1,5 +1,7 @@
 #include "kernels/quantize.hpp"
 
+#include "kernels/quant_ref.hpp"
+
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -60,65 +62,20 @@ void dequantize(const char* who, CVec<typename QuantFormat<Bits>::Storage> q, CV
       });
 }
 
-// --- references: plain loops, one element at a time -------------------------
-
-template <int Bits>
-int32_t quantize_one_reference(float x, float pre, float inv) {
-  const float Q = float(QuantFormat<Bits>::kQmax);
-  const float v = std::fmin(std::fmax((x * pre) * inv, -Q), Q);
-  return int32_t(std::nearbyint(v));
-}
+// --- references: plain loops, one element at a time (kernels/quant_ref.hpp) --
 
 template <int Bits>
 void quantize_reference(const char* who, CVec<float> x, Vec<typename QuantFormat<Bits>::Storage> q,
                         Vec<float> scales, int64_t n, int64_t block) {
   check_quant_args(who, Bits, n, block, x.extent(0), q.extent(0), scales.extent(0));
-  const float Q = float(QuantFormat<Bits>::kQmax);
-  for (int64_t b = 0; b < n / block; ++b) {
-    float m = 0;
-    bool finite = true;
-    for (int64_t i = b * block; i < (b + 1) * block; ++i) {
-      finite = finite && std::isfinite(x(i));
-      m = std::fmax(m, std::fabs(x(i)));
-    }
-    float scale = 0, pre = 1, inv = 0;
-    if (!finite) {
-      scale = std::numeric_limits<float>::quiet_NaN();
-    } else if (m > 0) {
-      scale = m / Q;
-      if (!std::isfinite(scale * Q)) scale = std::nextafter(scale, 0.0f);
-      pre = m < std::ldexp(1.0f, -64) ? std::ldexp(1.0f, 64) : 1.0f;
-      inv = Q / (m * pre);
-    }
-    scales(b) = scale;
-    for (int64_t i = b * block; i < (b + 1) * block; ++i) {
-      const int32_t v = inv == 0 ? 0 : quantize_one_reference<Bits>(x(i), pre, inv);
-      if constexpr (Bits == 8) {
-        q(i) = int8_t(v);
-      } else if (i % 2 == 0) {
-        q(i / 2) = uint8_t(v & 0xf);
-      } else {
-        q(i / 2) = uint8_t(q(i / 2) | ((v & 0xf) << 4));
-      }
-    }
-  }
+  quant_ref::quantize<Bits>(x.data(), q.data(), scales.data(), n, block);
 }
 
 template <int Bits, bool Add>
 void dequantize_reference(const char* who, CVec<typename QuantFormat<Bits>::Storage> q, CVec<float> scales,
                           Vec<float> x, int64_t n, int64_t block) {
   check_quant_args(who, Bits, n, block, x.extent(0), q.extent(0), scales.extent(0));
-  for (int64_t i = 0; i < n; ++i) {
-    int32_t v;
-    if constexpr (Bits == 8) {
-      v = q(i);
-    } else {
-      v = (i % 2 == 0 ? q(i / 2) : q(i / 2) >> 4) & 0xf;
-      if (v >= 8) v -= 16;
-    }
-    const float d = float(v) * scales(i / block);
-    x(i) = Add ? x(i) + d : d;
-  }
+  quant_ref::dequantize<Bits, Add>(q.data(), scales.data(), x.data(), n, block);
 }
 
 }  // namespace

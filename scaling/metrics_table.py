@@ -76,26 +76,46 @@ def total_bytes(c, link):
     return sum(c[f"bytes.{k}.{link}.sum"] for k in KINDS)
 
 
-def run_row(label, m):
+def summary(m):
+    """The run's figures as numbers (None without rows): steps, tokens_per_s
+    (median over the steps after the first of the median over ranks),
+    tokens_per_s_per_rank, comm_share (summed median comm time over summed
+    median step time), step_s (median step time), inter_bytes and intra_bytes
+    (all ranks, mean per step), final_loss; the first step is left out of all
+    but the loss when there is more than one."""
     c, n = m["cols"], m["n"]
     if n == 0:
-        return [label, m["P"], m["X"], m["Y"], 0, "-", "-", "-", "-", "-"]
+        return None
     sel = slice(1, None) if n > 1 else slice(0, None)  # the first step warms up
     tok = float(np.median(c["tokens_per_s.median"][sel]))
     step_time = float(np.sum(c["time_s.step.median"][sel]))
-    share = float(np.sum(c["time_s.comm.median"][sel])) / step_time if step_time > 0 else float("nan")
-    xnode = float(np.mean(total_bytes(c, "inter")[sel]))
+    return {
+        "steps": n,
+        "tokens_per_s": tok,
+        "tokens_per_s_per_rank": tok / m["P"] if m["P"] > 0 else float("nan"),
+        "comm_share": float(np.sum(c["time_s.comm.median"][sel])) / step_time if step_time > 0 else float("nan"),
+        "step_s": float(np.median(c["time_s.step.median"][sel])),
+        "inter_bytes": float(np.mean(total_bytes(c, "inter")[sel])),
+        "intra_bytes": float(np.mean(total_bytes(c, "intra")[sel])),
+        "final_loss": float(c["loss"][-1]),
+    }
+
+
+def run_row(label, m):
+    s = summary(m)
+    if s is None:
+        return [label, m["P"], m["X"], m["Y"], 0, "-", "-", "-", "-", "-"]
     return [
         label,
         m["P"],
         m["X"],
         m["Y"],
-        n,
-        f"{tok:.1f}",
-        f"{tok / m['P']:.1f}" if m["P"] > 0 else "-",
-        f"{100 * share:.1f}%",
-        f"{xnode:.0f}",
-        f"{float(c['loss'][-1]):.4f}",
+        s["steps"],
+        f"{s['tokens_per_s']:.1f}",
+        f"{s['tokens_per_s_per_rank']:.1f}" if m["P"] > 0 else "-",
+        f"{100 * s['comm_share']:.1f}%",
+        f"{s['inter_bytes']:.0f}",
+        f"{s['final_loss']:.4f}",
     ]
 
 

@@ -6,7 +6,9 @@
 #include "src/cli.hpp"
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // FUNNELED: helper threads (checkpoint checksums) never call MPI.
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rc = 0;
   {
     // Kokkos gets no argv: its own --help would shadow ours. Device

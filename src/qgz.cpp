@@ -42,7 +42,7 @@ QgzReducer::QgzReducer(const Topology& topo, Communicator& comm, const QgzSettin
           " elements is not padded to a multiple of P·block = " + std::to_string(int64_t(topo.P) * s.block));
     max_padded = std::max(max_padded, n);
   }
-  const int64_t X = topo.X, chunk = max_padded / X, slice = max_padded / topo.P;
+  const int64_t X = topo.X, chunk = max_padded / X;
   reordered_.resize(size_t(max_padded));
   sum_.resize(size_t(chunk));
   deq_.resize(size_t(max_padded));
@@ -54,7 +54,6 @@ QgzReducer::QgzReducer(const Topology& topo, Communicator& comm, const QgzSettin
   q2_recv_.resize(q2_.size());
   sc2_.resize(size_t(chunk / s.block));
   sc2_recv_.resize(sc2_.size());
-  (void)slice;
   if (s.error_feedback)
     for (int64_t n : padded_) {
       e1_.emplace_back(size_t(n), 0.0f);

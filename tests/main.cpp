@@ -8,7 +8,9 @@
 #include <catch2/catch.hpp>
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // FUNNELED: helper threads (checkpoint checksums) never call MPI.
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rc = 0;
   {
     Kokkos::ScopeGuard kokkos(argc, argv);

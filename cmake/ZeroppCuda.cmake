@@ -1,0 +1,54 @@
+# The CUDA path (ZEROPP_ENABLE_CUDA): kernels/cuda (quantization and collective
+# kernels, cuBLAS GEMM), src/device (device selection) and src/nccl_backend in
+# one library, zeropp_cuda, linking CUDA::cudart, CUDA::cublas and NCCL from the
+# toolkit (/usr/local/cuda, or NCCL_HOME). No existing target links it, so
+# nothing else needs a GPU at run time; its host-side test runs without one.
+# nvcc compiles two small .cu files for sm_80 and sm_90 (override with
+# -DCMAKE_CUDA_ARCHITECTURES=...). tools/gpu_check builds the same sources
+# standalone (no MPI, HDF5 or Kokkos): scripts/gpu-check.
+if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+  set(CMAKE_CUDA_ARCHITECTURES "80;90")
+endif()
+if(NOT CMAKE_CUDA_COMPILER AND ZEROPP_NVCC)
+  set(CMAKE_CUDA_COMPILER ${ZEROPP_NVCC})
+endif()
+if(CCACHE_PROGRAM)
+  set(CMAKE_CUDA_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
+endif()
+enable_language(CUDA)
+find_package(CUDAToolkit REQUIRED)
+
+find_path(ZEROPP_NCCL_INCLUDE nccl.h HINTS ENV NCCL_HOME ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES include)
+find_library(ZEROPP_NCCL_LIBRARY nccl HINTS ENV NCCL_HOME ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}
+             PATH_SUFFIXES lib lib64)
+if(NOT ZEROPP_NCCL_INCLUDE OR NOT ZEROPP_NCCL_LIBRARY)
+  message(FATAL_ERROR "ZEROPP_ENABLE_CUDA: NCCL not found (nccl.h, libnccl) under the CUDA toolkit "
+                      "(${CUDAToolkit_LIBRARY_ROOT}); set NCCL_HOME or -DZEROPP_ENABLE_CUDA=OFF")
+endif()
+message(STATUS "CUDA ${CUDAToolkit_VERSION} (${CMAKE_CUDA_COMPILER}), architectures ${CMAKE_CUDA_ARCHITECTURES}; "
+               "NCCL ${ZEROPP_NCCL_LIBRARY}")
+
+add_library(zeropp_cuda STATIC
+  kernels/cuda/quantize.cu
+  kernels/cuda/comm_kernels.cu
+  kernels/cuda/gemm_cublas.cpp
+  src/device.cpp
+  src/nccl_backend.cpp)
+# The shared runtime, once: CUDA::cudart, never also the static one CMake adds by default.
+set_target_properties(zeropp_cuda PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON CUDA_RUNTIME_LIBRARY Shared)
+target_include_directories(zeropp_cuda PUBLIC ${CMAKE_SOURCE_DIR})
+target_include_directories(zeropp_cuda SYSTEM PUBLIC ${ZEROPP_NCCL_INCLUDE})
+target_link_libraries(zeropp_cuda PUBLIC CUDA::cudart CUDA::cublas ${ZEROPP_NCCL_LIBRARY} zeropp_comm)
+# zeropp_warnings' flags are for the host compiler; nvcc gets them through -Xcompiler.
+target_compile_options(zeropp_cuda PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>
+                                           $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+target_compile_definitions(zeropp_cuda PUBLIC ZEROPP_HAVE_CUDA)
+
+# Host-side tests of the CUDA path: they need no GPU (and pass with one).
+if(ZEROPP_BUILD_TESTS)
+  find_package(Catch2 REQUIRED)
+  add_executable(zeropp_cuda_tests tests/main.cpp tests/cuda/test_cuda_host.cpp)
+  target_link_libraries(zeropp_cuda_tests PRIVATE zeropp_cuda zeropp::kokkos Catch2::Catch2 zeropp_warnings)
+  add_test(NAME cuda_host COMMAND $<TARGET_FILE:zeropp_cuda_tests> "[cuda-host]" --warn NoTests)
+  set_tests_properties(cuda_host PROPERTIES TIMEOUT 120)
+endif()
