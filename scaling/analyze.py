@@ -160,7 +160,7 @@ def efficiency_plot(man, pts, kind, path, cores=0):
     bws = [g for g in bws if g == 0] + [g for g in bws if g != 0]  # unlimited first, then fast to slow
     variants = sorted({p["variant"] for p in kp}, key=vkey)
     layouts = sorted({(p["P"], p["Y"], p["X"]) for p in kp})
-    fig, axes = plt.subplots(1, len(bws), figsize=(4.6 * len(bws) + 0.8, 4.0), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(bws), figsize=(4.6 * len(bws) + 2.2, 4.0), sharey=True, squeeze=False)
     ymax = max([1.05] + [p["eff"] for p in kp if not math.isnan(p["eff"])]) * 1.08
     for ax, g in zip(axes[0], bws):
         for v in variants:
@@ -183,7 +183,7 @@ def efficiency_plot(man, pts, kind, path, cores=0):
         ax.set_ylim(0, ymax)
         ax.grid(True, alpha=0.3)
     axes[0][0].set_ylabel(f"per-rank efficiency vs P = {min(P for P, _, _ in layouts)}")
-    axes[0][-1].legend(loc="best", fontsize=9)
+    axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=9, borderaxespad=0)
     fig.suptitle(f"{kind.capitalize()} scaling: tokens/s per rank relative to the smallest P")
     fig.tight_layout()
     fig.savefig(path, dpi=110)

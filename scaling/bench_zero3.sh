@@ -4,6 +4,9 @@
 # A = 4/P, so every row trains on the same tokens per step. Prints a markdown
 # table (tokens/s, overhead against P = 1, bytes per step by link class).
 #   scaling/bench_zero3.sh [DECK] [STEPS]     (default inputs/default.toml, 10)
+# For weak/strong-scaling studies over layouts, variants and link bandwidths use
+# scaling/sweep.py and scaling/analyze.py (docs/scaling-study.md); this script stays
+# for the `bench step` figures of docs/performance.md (ms/step, peak RSS).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ZEROPP_BUILD_DIR:-$root/build}"

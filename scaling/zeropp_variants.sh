@@ -3,6 +3,8 @@
 # validation loss and cross-node bytes per step, one row per variant
 # (markdown). Defaults: the default deck, 4 ranks as 2 nodes x 2, 150 steps.
 #   scaling/zeropp_variants.sh [STEPS] [RANKS] [RANKS_PER_NODE]
+# scaling/sweep.py --define covers these variants for studies (docs/scaling-study.md);
+# this script stays for the validation-loss table of docs/performance.md.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ZEROPP_BUILD_DIR:-$root/build}"

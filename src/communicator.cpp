@@ -341,6 +341,9 @@ void Communicator::wait(Request& r) {
           world_rank_, name_of(op.kind), name_of(op.purpose), op.label.c_str(), (long long)op.step,
           timeout_s_);
       std::fflush(stderr);
+      // Give the launcher's I/O forwarding time to deliver the line: MPI_Abort
+      // tears the job down at once, and under load the message was lost.
+      usleep(500000);
       MPI_Abort(MPI_COMM_WORLD, kExitError);
     }
     if (op.hop != last_hop) {

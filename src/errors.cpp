@@ -1,5 +1,7 @@
 #include "src/errors.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -20,7 +22,10 @@ void fatal(const char* what, const char* file, int line, const std::string& deta
   std::fprintf(stderr, "zeropp: rank %d: %s failed at %s:%d: %s\n", world_rank(), what, file, line,
                detail.c_str());
   std::fflush(stderr);
-  if (world_rank() >= 0) MPI_Abort(MPI_COMM_WORLD, kExitError);
+  if (world_rank() >= 0) {
+    usleep(500000);  // let the launcher forward the line before the job is torn down
+    MPI_Abort(MPI_COMM_WORLD, kExitError);
+  }
   std::abort();
 }
 
