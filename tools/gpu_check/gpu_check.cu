@@ -179,8 +179,8 @@ void check_quantize(int64_t block, int64_t nblocks, size_t misalign, bool advers
   std::vector<float> s_ref(static_cast<size_t>(nblocks));
   qr::quantize<Bits>(x.data(), q_ref.data(), s_ref.data(), n, block);
 
-  Dev<float> dx(size_t(n), misalign * 4), ds(size_t(nblocks)), dd(size_t(n), misalign * 4);
-  Dev<St> dq(size_t(qb), misalign);
+  Dev<float> dx(static_cast<size_t>(n), misalign * 4), ds(static_cast<size_t>(nblocks)), dd(static_cast<size_t>(n), misalign * 4);
+  Dev<St> dq(static_cast<size_t>(qb), misalign);
   dx.up(x);
   if constexpr (Bits == 8)
     zc::quantize_int8(dx.p, dq.p, ds.p, n, block);
@@ -220,8 +220,8 @@ void check_qgz(int64_t block, int X, int Y, int64_t s_blocks, std::mt19937& rng)
   std::vector<St> q_ref(static_cast<size_t>(qb));
   std::vector<float> s_ref(static_cast<size_t>(nb));
   qr::qgz_reorder_quantize<Bits>(g.data(), q_ref.data(), s_ref.data(), n, X, Y, block);
-  Dev<float> dg(size_t(n)), ds(size_t(nb));
-  Dev<St> dq(size_t(qb));
+  Dev<float> dg(static_cast<size_t>(n)), ds(static_cast<size_t>(nb));
+  Dev<St> dq(static_cast<size_t>(qb));
   dg.up(g);
   zc::qgz_reorder_quantize(Bits, dg.p, dq.p, ds.p, n, X, Y, block);
   CK(cudaDeviceSynchronize());
@@ -246,8 +246,8 @@ void check_reduce(int64_t block, int64_t nblocks, int k, std::mt19937& rng) {
   const std::string tag =
       " (block " + std::to_string(block) + ", k " + std::to_string(k) + ")";
   Dev<Si> dq(q.size());
-  Dev<float> ds(sc.size()), dsum(size_t(n)), dso(size_t(nblocks));
-  Dev<So> dqo(size_t(ob));
+  Dev<float> ds(sc.size()), dsum(static_cast<size_t>(n)), dso(static_cast<size_t>(nblocks));
+  Dev<So> dqo(static_cast<size_t>(ob));
   dq.up(q);
   ds.up(sc);
   // fused requantization
@@ -300,7 +300,7 @@ void check_comm_kernels(std::mt19937& rng) {
   dy.up(own_full);
   for (bool bf : {false, true}) {
     std::vector<float> want(x.size());
-    for (int64_t i = 0; i < n; ++i) want[size_t(i)] = (bf ? zeropp::bf16_to_fp32(h_ref[size_t(i)]) : x[size_t(i)]) + own_full[size_t(i)];
+    for (int64_t i = 0; i < n; ++i) want[static_cast<size_t>(i)] = (bf ? zeropp::bf16_to_fp32(h_ref[static_cast<size_t>(i)]) : x[static_cast<size_t>(i)]) + own_full[static_cast<size_t>(i)];
     zc::ring_accumulate(bf ? static_cast<const void*>(dh.p) : dx.p, bf, dy.p, dacc.p, n);
     CK(cudaDeviceSynchronize());
     d = diff_floats(dacc.down(), want, true);
@@ -309,16 +309,16 @@ void check_comm_kernels(std::mt19937& rng) {
   // member-order sums
   const int p = 5;
   const int64_t m = 20000;
-  std::vector<float> all(size_t(p * m));
+  std::vector<float> all(static_cast<size_t>(p * m));
   std::normal_distribution<float> g(0, 1);
   for (auto& v : all) v = g(rng) * 1e3f;
-  std::vector<float> want(size_t(m));
+  std::vector<float> want(static_cast<size_t>(m));
   for (int64_t i = 0; i < m; ++i) {
-    float s = all[size_t(i)];
-    for (int r = 1; r < p; ++r) s += all[size_t(r * m + i)];
-    want[size_t(i)] = s;
+    float s = all[static_cast<size_t>(i)];
+    for (int r = 1; r < p; ++r) s += all[static_cast<size_t>(r * m + i)];
+    want[static_cast<size_t>(i)] = s;
   }
-  Dev<float> dall(all.size()), dout(size_t(m));
+  Dev<float> dall(all.size()), dout(static_cast<size_t>(m));
   dall.up(all);
   zc::sum_members(dall.p, p, dout.p, m);
   CK(cudaDeviceSynchronize());
@@ -332,20 +332,20 @@ void check_comm_kernels(std::mt19937& rng) {
 void host_gemm(zeropp::Trans ta, zeropp::Trans tb, int M, int N, int K, double alpha, const std::vector<float>& A,
                int lda, const std::vector<float>& B, int ldb, double beta, const std::vector<float>& C, int ldc,
                std::vector<double>& out, std::vector<double>& bound) {
-  out.assign(size_t(M) * ldc, 0);
-  bound.assign(size_t(M) * ldc, 0);
+  out.assign(static_cast<size_t>(M) * ldc, 0);
+  bound.assign(static_cast<size_t>(M) * ldc, 0);
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {
       double acc = 0, mag = 0;
       for (int k = 0; k < K; ++k) {
-        const double a = ta == zeropp::Trans::N ? A[size_t(i) * lda + k] : A[size_t(k) * lda + i];
-        const double b = tb == zeropp::Trans::N ? B[size_t(k) * ldb + j] : B[size_t(j) * ldb + k];
+        const double a = ta == zeropp::Trans::N ? A[static_cast<size_t>(i) * lda + k] : A[static_cast<size_t>(k) * lda + i];
+        const double b = tb == zeropp::Trans::N ? B[static_cast<size_t>(k) * ldb + j] : B[static_cast<size_t>(j) * ldb + k];
         acc += a * b;
         mag += std::fabs(a * b);
       }
-      const double c = C[size_t(i) * ldc + j];
-      out[size_t(i) * ldc + j] = alpha * acc + beta * c;
-      bound[size_t(i) * ldc + j] = std::fabs(alpha) * mag + std::fabs(beta * c);
+      const double c = C[static_cast<size_t>(i) * ldc + j];
+      out[static_cast<size_t>(i) * ldc + j] = alpha * acc + beta * c;
+      bound[static_cast<size_t>(i) * ldc + j] = std::fabs(alpha) * mag + std::fabs(beta * c);
     }
 }
 
@@ -359,8 +359,8 @@ void check_gemm(std::mt19937& rng) {
     for (Trans ta : {Trans::N, Trans::T})
       for (Trans tb : {Trans::N, Trans::T}) {
         const int lda = (ta == Trans::N ? K : M) + 3, ldb = (tb == Trans::N ? N : K) + 5, ldc = N + 2;
-        const size_t sa = size_t(ta == Trans::N ? M : K) * lda, sb = size_t(tb == Trans::N ? K : N) * ldb,
-                     sc = size_t(M) * ldc;
+        const size_t sa = static_cast<size_t>(ta == Trans::N ? M : K) * lda, sb = static_cast<size_t>(tb == Trans::N ? K : N) * ldb,
+                     sc = static_cast<size_t>(M) * ldc;
         std::vector<float> A(sa * batch), B(sb * batch), C(sc * batch);
         for (auto* v : {&A, &B, &C})
           for (auto& e : *v) e = g(rng);
@@ -421,7 +421,7 @@ void check_gemm(std::mt19937& rng) {
           const double eps = bf ? 1.0 / 256 : 1.0 / (1 << 22);
           for (int i = 0; i < M && what.empty(); ++i)
             for (int j = 0; j < N; ++j) {
-              const size_t at = size_t(i) * ldc + j;
+              const size_t at = static_cast<size_t>(i) * ldc + j;
               const double err = std::fabs(double(got[bi * sc + at]) - ref[at]);
               const double tol = eps * std::fabs(ref[at]) + K * 1.2e-7 * bound[at] + 1e-30;
               if (!(err <= tol)) {
@@ -452,7 +452,7 @@ void check_nccl() {
   cudaEvent_t ready, done;
   CK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
   CK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
-  const size_t n = size_t(1) << 22;  // 16 MiB of floats
+  const size_t n = static_cast<size_t>(1) << 22;  // 16 MiB of floats
   std::vector<float> h(n);
   std::mt19937 rng(5);
   std::normal_distribution<float> g(0, 1);
@@ -523,7 +523,7 @@ Perf time_it(const std::string& name, double bytes, int reps, const std::functio
 }
 
 __global__ void fill_kernel(float* x, size_t n, uint32_t seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     uint32_t h = uint32_t(i) * 2654435761u ^ seed;
     h ^= h >> 15;
     h *= 2246822519u;
@@ -533,7 +533,7 @@ __global__ void fill_kernel(float* x, size_t n, uint32_t seed) {
 }
 
 __global__ void fill_bf16_kernel(__nv_bfloat16* x, size_t n, uint32_t seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     uint32_t h = uint32_t(i) * 2654435761u ^ seed;
     h ^= h >> 15;
     x[i] = __float2bfloat16(float(h & 0xffff) / 65536.0f - 0.5f);
@@ -543,14 +543,14 @@ __global__ void fill_bf16_kernel(__nv_bfloat16* x, size_t n, uint32_t seed) {
 void run_perf(int64_t n, int reps) {
   const int64_t block = 256, nb = n / block;
   const double N = double(n), S = 4.0 * double(nb);
-  Dev<float> x(size_t(n)), y(size_t(n)), s(size_t(nb)), s2(size_t(nb));
-  Dev<int8_t> q8(size_t(n));
-  Dev<uint8_t> q4(size_t(n / 2)), q4o(size_t(n / 2));
-  fill_kernel<<<1024, 256>>>(x.p, size_t(n), 1);
+  Dev<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n)), s(static_cast<size_t>(nb)), s2(static_cast<size_t>(nb));
+  Dev<int8_t> q8(static_cast<size_t>(n));
+  Dev<uint8_t> q4(static_cast<size_t>(n / 2)), q4o(static_cast<size_t>(n / 2));
+  fill_kernel<<<1024, 256>>>(x.p, static_cast<size_t>(n), 1);
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
   perf.push_back(time_it("device-to-device copy", 8 * N, reps, [&] {
-    CK(cudaMemcpyAsync(y.p, x.p, size_t(n) * 4, cudaMemcpyDeviceToDevice));
+    CK(cudaMemcpyAsync(y.p, x.p, static_cast<size_t>(n) * 4, cudaMemcpyDeviceToDevice));
   }));
   perf.push_back(time_it("quantize int8", 4 * N + N + S, reps, [&] { zc::quantize_int8(x.p, q8.p, s.p, n, block); }));
   perf.push_back(time_it("quantize int4", 4 * N + N / 2 + S, reps, [&] { zc::quantize_int4(x.p, q4.p, s.p, n, block); }));
@@ -574,7 +574,7 @@ void run_gemm_perf(int reps) {
   zc::Blas blas;
   const int n = 8192;
   {
-    Dev<__nv_bfloat16> A(size_t(n) * n), B(size_t(n) * n), C(size_t(n) * n);
+    Dev<__nv_bfloat16> A(static_cast<size_t>(n) * n), B(static_cast<size_t>(n) * n), C(static_cast<size_t>(n) * n);
     fill_bf16_kernel<<<1024, 256>>>(A.p, A.n, 1);
     fill_bf16_kernel<<<1024, 256>>>(B.p, B.n, 2);
     CK(cudaGetLastError());
@@ -586,7 +586,7 @@ void run_gemm_perf(int reps) {
   }
   {
     const int m = 4096;
-    Dev<float> A(size_t(m) * m), B(size_t(m) * m), C(size_t(m) * m);
+    Dev<float> A(static_cast<size_t>(m) * m), B(static_cast<size_t>(m) * m), C(static_cast<size_t>(m) * m);
     fill_kernel<<<1024, 256>>>(A.p, A.n, 1);
     fill_kernel<<<1024, 256>>>(B.p, B.n, 2);
     CK(cudaGetLastError());
