@@ -11,15 +11,11 @@ namespace zeropp {
 
 void check_quant_args(const char* who, int bits, int64_t n, int64_t block, int64_t x_size, int64_t q_size,
                       int64_t scales_size) {
+  quant_ref::check_shape(who, bits, n, block);
   auto fail = [&](const std::string& why) {
     throw std::invalid_argument(std::string(who) + ": " + why + " (n = " + std::to_string(n) +
                                 ", block = " + std::to_string(block) + ")");
   };
-  if (bits != 8 && bits != 4) fail("bits must be 8 or 4, not " + std::to_string(bits));
-  if (block <= 0) fail("block must be positive");
-  if (n < 0) fail("n must not be negative");
-  if (n % block != 0) fail("n must be a multiple of block (pad the buffer)");
-  if (bits == 4 && block % 2 != 0) fail("int4 needs an even block (two values per byte)");
   const int64_t bytes = bits == 8 ? n : n / 2;
   if (x_size < n) fail("the fp32 view holds " + std::to_string(x_size) + " elements, fewer than n");
   if (q_size < bytes)

@@ -47,24 +47,14 @@
 #include <cstring>
 
 #include "kernels/common.hpp"
+#include "kernels/quant_ref.hpp"
 
 namespace zeropp {
 
-// Storage and range of a bit width: QuantFormat<8> and QuantFormat<4>.
+// Storage and range of a bit width: QuantFormat<8> and QuantFormat<4>
+// (kernels/quant_ref.hpp holds the one definition, shared with CUDA).
 template <int Bits>
-struct QuantFormat;
-template <>
-struct QuantFormat<8> {
-  using Storage = int8_t;
-  static constexpr int kQmax = 127;
-  static constexpr int64_t bytes(int64_t n) { return n; }
-};
-template <>
-struct QuantFormat<4> {
-  using Storage = uint8_t;
-  static constexpr int kQmax = 7;
-  static constexpr int64_t bytes(int64_t n) { return n / 2; }
-};
+using QuantFormat = quant_ref::Format<Bits>;
 
 // Throws std::invalid_argument (naming `who`) unless block > 0, n >= 0,
 // n % block == 0, block is even for 4 bits, and each view holds at least the

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+
+#include "io/temp_dir.hpp"
 #include <cstdio>
 #include <filesystem>
 #include <numeric>
@@ -22,23 +24,12 @@ using namespace zeropp;
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 
+using zeropp::test::TempDir;
+
 namespace {
 
 constexpr int kMod = 65521;  // largest prime below 65536
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "zeropp-loader-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 std::string write_counting_file(const std::string& path, int64_t n) {
   std::vector<uint16_t> t(static_cast<size_t>(n));
@@ -75,7 +66,7 @@ void check_window(const DataLoader& dl, int64_t step, int micro, int64_t start) 
 }  // namespace
 
 TEST_CASE("unshuffled windows follow ((s*A + m)*P + r)*B*T mod N", "[io]") {
-  TempDir dir;
+  TempDir dir("zeropp-loader");
   const std::string path = write_counting_file(dir.file("c.bin"), 1000);
   const int B = 2, T = 8, P = 3, A = 2;
   for (int r = 0; r < P; ++r) {
@@ -91,7 +82,7 @@ TEST_CASE("unshuffled windows follow ((s*A + m)*P + r)*B*T mod N", "[io]") {
 }
 
 TEST_CASE("targets are the inputs shifted by one", "[io]") {
-  TempDir dir;
+  TempDir dir("zeropp-loader");
   const std::string path = write_counting_file(dir.file("c.bin"), 500);
   DataLoader dl(path, 4, 16, 0, 1, 1, 65536, true, 7);
   std::vector<int32_t> x(64), y(64);
@@ -102,7 +93,7 @@ TEST_CASE("targets are the inputs shifted by one", "[io]") {
 }
 
 TEST_CASE("reading wraps around at the end of the file", "[io]") {
-  TempDir dir;
+  TempDir dir("zeropp-loader");
   const std::string path = write_counting_file(dir.file("c.bin"), 100);
   DataLoader dl(path, 2, 8, 0, 1, 1, 65536, false, 0);
   // Window 6 starts at 96: inputs 96..99, 0..11; targets 97..99, 0..12.
@@ -127,7 +118,7 @@ TEST_CASE("reading wraps around at the end of the file", "[io]") {
 }
 
 TEST_CASE("validation batches: A = 1, no shuffle, batch i starts at (i*P + r)*B*T mod N", "[io]") {
-  TempDir dir;
+  TempDir dir("zeropp-loader");
   const std::string path = write_counting_file(dir.file("v.bin"), 300);
   const int P = 2;
   for (int r = 0; r < P; ++r) {
@@ -157,7 +148,7 @@ TEST_CASE("shuffle_windows is a seeded permutation, pinned across standard libra
 }
 
 TEST_CASE("shuffled windows: a permutation within each epoch, new order each epoch", "[io]") {
-  TempDir dir;
+  TempDir dir("zeropp-loader");
   const int64_t n = 50 * 16 + 5;  // W = 50 aligned windows of B*T = 16
   const std::string path = write_counting_file(dir.file("c.bin"), n);
   const int B = 2, T = 8, P = 2, A = 5;
@@ -202,7 +193,7 @@ TEST_CASE("shuffled windows: a permutation within each epoch, new order each epo
 }
 
 TEST_CASE("data loader errors name the file and the problem", "[io]") {
-  TempDir dir;
+  TempDir dir("zeropp-loader");
   SECTION("too short for one window") {
     const std::string path = write_counting_file(dir.file("short.bin"), 64);
     CHECK_THAT(error_of([&] { DataLoader dl(path, 4, 16, 0, 1, 1, 65536, false, 0); }),

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include "io/temp_dir.hpp"
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -17,21 +19,10 @@ using namespace zeropp;
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 
+using zeropp::test::TempDir;
+
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "zeropp-prepare-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 std::string write_text(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
@@ -59,7 +50,7 @@ std::string error_of(F&& f) {
 }  // namespace
 
 TEST_CASE("prepare_data writes byte tokens, the last fraction as validation", "[io]") {
-  TempDir dir;
+  TempDir dir("zeropp-prepare");
   std::string text;
   for (int i = 0; i < 50; ++i)
     text += "In the beginning, line " + std::to_string(i) + ": caf\u00e9 \u2014 \U0001F600\n";
@@ -89,7 +80,7 @@ TEST_CASE("prepare_data writes byte tokens, the last fraction as validation", "[
 }
 
 TEST_CASE("prepare_data errors name the input or value and leave existing files alone", "[io]") {
-  TempDir dir;
+  TempDir dir("zeropp-prepare");
   const std::string out = dir.file("out");
   fs::create_directories(out);
   const std::string train = (fs::path(out) / "train.bin").string();

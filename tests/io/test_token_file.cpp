@@ -2,6 +2,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include "io/temp_dir.hpp"
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -16,22 +18,10 @@
 using namespace zeropp;
 namespace fs = std::filesystem;
 
+using zeropp::test::TempDir;
+
 namespace {
 
-// A fresh directory under $TMPDIR, removed when the test case ends.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "zeropp-token-file-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 // Writes a file with the given header fields followed by `tokens`.
 void write_raw(const std::string& path, int32_t magic, int32_t version, int32_t count,
@@ -64,7 +54,7 @@ std::string error_of(F&& f) {
 using Catch::Matchers::Contains;
 
 TEST_CASE("token file round trip", "[io]") {
-  TempDir dir;
+  TempDir dir("zeropp-token-file");
   for (size_t n : {size_t(0), size_t(1), size_t(1000), size_t(65536 + 7)}) {
     std::vector<uint16_t> tokens(n);
     for (size_t i = 0; i < n; ++i) tokens[i] = uint16_t((i * 7919) % 65536);
@@ -80,7 +70,7 @@ TEST_CASE("token file round trip", "[io]") {
 }
 
 TEST_CASE("token file header is llm.c's", "[io]") {
-  TempDir dir;
+  TempDir dir("zeropp-token-file");
   const std::string path = dir.file("h.bin");
   write_token_file(path, std::vector<uint16_t>{10, 20, 30});
   std::ifstream in(path, std::ios::binary);
@@ -93,7 +83,7 @@ TEST_CASE("token file header is llm.c's", "[io]") {
 }
 
 TEST_CASE("writing replaces a file atomically and leaves no temporary", "[io]") {
-  TempDir dir;
+  TempDir dir("zeropp-token-file");
   const std::string path = dir.file("a.bin");
   write_token_file(path, std::vector<uint16_t>{1, 2, 3});
   TokenFile old_view(path);  // mapped: must keep seeing the old contents
@@ -107,7 +97,7 @@ TEST_CASE("writing replaces a file atomically and leaves no temporary", "[io]") 
 }
 
 TEST_CASE("token files can be moved", "[io]") {
-  TempDir dir;
+  TempDir dir("zeropp-token-file");
   const std::string path = dir.file("m.bin");
   write_token_file(path, std::vector<uint16_t>{7, 8});
   TokenFile a(path);
@@ -120,7 +110,7 @@ TEST_CASE("token files can be moved", "[io]") {
 }
 
 TEST_CASE("bad token files give one clear error naming the file", "[io]") {
-  TempDir dir;
+  TempDir dir("zeropp-token-file");
   SECTION("missing") {
     const std::string path = dir.file("missing.bin");
     const std::string msg = error_of([&] { TokenFile f(path); });
