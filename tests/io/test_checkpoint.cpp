@@ -19,11 +19,14 @@
 #include <vector>
 
 #include "io/checkpoint.hpp"
+#include "io/io_test_support.hpp"
 #include "src/errors.hpp"
 
 using namespace zeropp;
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
+
+using zeropp::test::error_of;
 
 namespace {
 
@@ -69,19 +72,6 @@ struct SharedDir {
   std::string str() const { return path.string(); }
   std::string file(const std::string& n) const { return (path / n).string(); }
 };
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    CHECK(msg.find('\n') == std::string::npos);
-    return msg;
-  }
-  FAIL("expected zeropp::Error");
-  return {};
-}
 
 struct Spec {
   std::string name;

@@ -7,8 +7,6 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
-
-#include "io/temp_dir.hpp"
 #include <cstdio>
 #include <filesystem>
 #include <numeric>
@@ -17,6 +15,7 @@
 #include <vector>
 
 #include "io/data_loader.hpp"
+#include "io/io_test_support.hpp"
 #include "io/token_file.hpp"
 #include "src/errors.hpp"
 
@@ -26,29 +25,17 @@ using Catch::Matchers::Contains;
 
 using zeropp::test::TempDir;
 
+using zeropp::test::error_of;
+
 namespace {
 
 constexpr int kMod = 65521;  // largest prime below 65536
-
 
 std::string write_counting_file(const std::string& path, int64_t n) {
   std::vector<uint16_t> t(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) t[size_t(i)] = uint16_t(i % kMod);
   write_token_file(path, t);
   return path;
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    CHECK(msg.find('\n') == std::string::npos);
-    return msg;
-  }
-  FAIL("expected zeropp::Error");
-  return {};
 }
 
 // Checks inputs/targets of (step, micro) against the counting file: the

@@ -18,12 +18,15 @@
 #include <string>
 #include <vector>
 
+#include "io/io_test_support.hpp"
 #include "io/metrics.hpp"
 #include "src/errors.hpp"
 
 using namespace zeropp;
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
+
+using zeropp::test::error_of;
 
 namespace {
 
@@ -60,18 +63,6 @@ struct SharedDir {
   std::string str() const { return path.string(); }
   std::string file() const { return (path / MetricsWriter::kFileName).string(); }
 };
-
-// The message of the zeropp::Error that f throws (fails if it throws none).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  FAIL("expected zeropp::Error");
-  return {};
-}
 
 // A record with values that differ between ranks and steps; every rank can
 // compute any rank's record, so the expected statistics are known everywhere.

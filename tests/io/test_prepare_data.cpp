@@ -3,14 +3,13 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-
-#include "io/temp_dir.hpp"
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <string>
 
+#include "io/io_test_support.hpp"
 #include "io/prepare_data.hpp"
 #include "io/token_file.hpp"
 #include "src/errors.hpp"
@@ -21,8 +20,9 @@ using Catch::Matchers::Contains;
 
 using zeropp::test::TempDir;
 
-namespace {
+using zeropp::test::error_of;
 
+namespace {
 
 std::string write_text(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
@@ -32,19 +32,6 @@ std::string write_text(const std::string& path, const std::string& text) {
 std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    CHECK(msg.find('\n') == std::string::npos);
-    return msg;
-  }
-  FAIL("expected zeropp::Error");
-  return {};
 }
 
 }  // namespace

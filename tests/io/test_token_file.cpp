@@ -2,8 +2,6 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-
-#include "io/temp_dir.hpp"
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "io/io_test_support.hpp"
 #include "io/token_file.hpp"
 #include "src/errors.hpp"
 
@@ -20,8 +19,9 @@ namespace fs = std::filesystem;
 
 using zeropp::test::TempDir;
 
-namespace {
+using zeropp::test::error_of;
 
+namespace {
 
 // Writes a file with the given header fields followed by `tokens`.
 void write_raw(const std::string& path, int32_t magic, int32_t version, int32_t count,
@@ -33,20 +33,6 @@ void write_raw(const std::string& path, int32_t magic, int32_t version, int32_t 
   std::ofstream out(path, std::ios::binary);
   out.write(reinterpret_cast<const char*>(header.data()), std::streamsize(header.size() * 4));
   out.write(reinterpret_cast<const char*>(tokens.data()), std::streamsize(tokens.size() * 2));
-}
-
-// The message of the zeropp::Error that f throws (fails if it throws none).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    CHECK(msg.find('\n') == std::string::npos);  // one line
-    return msg;
-  }
-  FAIL("expected zeropp::Error");
-  return {};
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// A fresh directory under $TMPDIR for one test case, removed when it ends.
+// Shared by the io tests: a fresh temporary directory per test case, and
+// the one-line message of the zeropp::Error a call throws.
 #pragma once
 
 #include <stdlib.h>
@@ -7,6 +8,8 @@
 #include <filesystem>
 #include <string>
 #include <system_error>
+
+#include "src/errors.hpp"
 
 namespace zeropp::test {
 
@@ -25,5 +28,20 @@ struct TempDir {
   TempDir& operator=(const TempDir&) = delete;
   std::string file(const std::string& name) const { return (path / name).string(); }
 };
+
+// What f() throws as zeropp::Error (checked to be one line); fails the test
+// when it throws nothing.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find('\n') == std::string::npos);
+    return msg;
+  }
+  FAIL("expected zeropp::Error");
+  return {};
+}
 
 }  // namespace zeropp::test
