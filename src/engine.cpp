@@ -305,24 +305,30 @@ void Engine::release(int unit) { impl_->release(unit); }
 Vec<float> Engine::grad(int unit) { return impl_->grad(unit); }
 void Engine::grad_done(int unit) { impl_->grad_done(unit); }
 
+double Engine::forward_batch(const DataLoader& loader, int64_t step, int micro) {
+  auto& I = *impl_;
+  const int B = cfg_.train.batch_size, T = cfg_.train.seq_len;
+  const int64_t bt = int64_t(B) * T;
+  auto in_h = Kokkos::create_mirror_view(I.inputs);
+  auto tg_h = Kokkos::create_mirror_view(I.targets);
+  loader.batch(step, micro, in_h.data(), tg_h.data());
+  Kokkos::deep_copy(I.inputs, in_h);
+  Kokkos::deep_copy(I.targets, tg_h);
+  I.begin_pass(Pass::Forward, model_.unit_schedule(Pass::Forward));
+  return model_.forward(CVec<int32_t>(I.inputs.data(), bt), CVec<int32_t>(I.targets.data(), bt), B, T, *this);
+}
+
 StepStats Engine::train_step(int64_t step, const DataLoader& loader, double lr) {
   auto& I = *impl_;
   I.comm.set_step(step);
   I.comm.counters().reset();
   if (I.qgz && step % cfg_.zero.error_feedback_reset == 0) I.qgz->reset_error_feedback();
   for (auto& s : I.units) Kokkos::deep_copy(s.grad, 0.0f);
-  const int A = cfg_.train.grad_accum, B = cfg_.train.batch_size, T = cfg_.train.seq_len;
-  const int64_t bt = int64_t(B) * T;
-  auto in_h = Kokkos::create_mirror_view(I.inputs);
-  auto tg_h = Kokkos::create_mirror_view(I.targets);
+  const int A = cfg_.train.grad_accum;
+  const int64_t bt = int64_t(cfg_.train.batch_size) * cfg_.train.seq_len;
   double sums[3] = {0, 0, 0};  // loss, squared gradient norm, cross-node bytes
   for (int m = 0; m < A; ++m) {
-    loader.batch(step, m, in_h.data(), tg_h.data());
-    Kokkos::deep_copy(I.inputs, in_h);
-    Kokkos::deep_copy(I.targets, tg_h);
-    I.begin_pass(Pass::Forward, model_.unit_schedule(Pass::Forward));
-    sums[0] +=
-        model_.forward(CVec<int32_t>(I.inputs.data(), bt), CVec<int32_t>(I.targets.data(), bt), B, T, *this);
+    sums[0] += forward_batch(loader, step, m);
     I.begin_pass(Pass::Backward, model_.unit_schedule(Pass::Backward));
     model_.backward(1.0f / float(bt * A), *this);
   }
@@ -345,19 +351,8 @@ StepStats Engine::train_step(int64_t step, const DataLoader& loader, double lr) 
 
 double Engine::eval_loss(const DataLoader& val, int batches) {
   auto& I = *impl_;
-  const int B = cfg_.train.batch_size, T = cfg_.train.seq_len;
-  const int64_t bt = int64_t(B) * T;
-  auto in_h = Kokkos::create_mirror_view(I.inputs);
-  auto tg_h = Kokkos::create_mirror_view(I.targets);
   double sum = 0;
-  for (int i = 0; i < batches; ++i) {
-    val.batch(i, 0, in_h.data(), tg_h.data());
-    Kokkos::deep_copy(I.inputs, in_h);
-    Kokkos::deep_copy(I.targets, tg_h);
-    I.begin_pass(Pass::Forward, model_.unit_schedule(Pass::Forward));
-    sum +=
-        model_.forward(CVec<int32_t>(I.inputs.data(), bt), CVec<int32_t>(I.targets.data(), bt), B, T, *this);
-  }
+  for (int i = 0; i < batches; ++i) sum += forward_batch(val, i, 0);
   I.resident_unit = -1;
   I.comm.allreduce_sum(I.world, &sum, 1, Purpose::Other, "val loss");
   return sum / double(batches) / I.topo.P;
@@ -430,7 +425,8 @@ ShardGroups Engine::checkpoint_shards(bool with_error_feedback) {
       for (int hop = 1; hop <= 2; ++hop) {
         std::vector<float>& e = hop == 1 ? I.qgz->hop1_error(int(u)) : I.qgz->hop2_error(int(u));
         const int64_t n = int64_t(e.size());
-        ef.push_back({"hop" + std::to_string(hop) + "." + I.units[u].name, {P, n}, r * n, (r + 1) * n, e.data()});
+        ef.push_back(
+            {"hop" + std::to_string(hop) + "." + I.units[u].name, {P, n}, r * n, (r + 1) * n, e.data()});
       }
     g.emplace_back("error_feedback", std::move(ef));
   }

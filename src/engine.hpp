@@ -107,6 +107,8 @@ class Engine final : private UnitSource<float> {
   void release(int unit) override;
   Vec<float> grad(int unit) override;
   void grad_done(int unit) override;
+  // Loads micro-batch (step, micro) of `loader` and runs the forward; the loss.
+  double forward_batch(const DataLoader& loader, int64_t step, int micro);
 
   struct Impl;
   const Config& cfg_;
