@@ -457,4 +457,20 @@ MemoryReport Engine::memory() const {
   return r;
 }
 
+std::vector<float> Engine::grad_shard(int unit) const {
+  const UnitShard& s = impl_->units[size_t(unit)];
+  return std::vector<float>(s.grad.data(), s.grad.data() + s.slice);
+}
+
+std::vector<float> Engine::gathered(int unit, Pass pass) {
+  auto& I = *impl_;
+  I.resident_unit = -1;  // a real gather, not the forward's leftover
+  I.begin_pass(pass, {unit});
+  const CVec<float> w = I.acquire(unit);
+  std::vector<float> out(w.data(), w.data() + w.size());
+  I.release(unit);
+  I.resident_unit = -1;
+  return out;
+}
+
 }  // namespace zeropp

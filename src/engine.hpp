@@ -102,6 +102,12 @@ class Engine final : private UnitSource<float> {
   MemoryReport memory() const;
   int64_t parameters() const { return model_.layout().numel; }
 
+  // For tests: this rank's fp32 gradient shard of unit u (padding included),
+  // and the fp32 weights of unit u as `pass` would receive them from a
+  // gather right now (quantized, from hpZ secondaries, ...).
+  std::vector<float> grad_shard(int unit) const;
+  std::vector<float> gathered(int unit, Pass pass);
+
  private:
   CVec<float> acquire(int unit) override;
   void release(int unit) override;

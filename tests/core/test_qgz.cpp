@@ -1,0 +1,266 @@
+// QgzReducer::reduce element by element. Every rank builds every rank's
+// gradient (a pure function of rank, unit, call and element), so each rank can
+// run the whole two-hop qgZ of src/qgz.hpp for all P ranks in plain loops with
+// the reference quantizers (kernels/quant_ref.hpp) and compare its own slice,
+// and its error-feedback buffers, bit for bit. Exact equality holds because
+// the kernels equal their references bit for bit (tests/kernels) and qgZ sums
+// in a fixed order: the X chunks in local-rank order, the Y pieces in node order.
+#include <mpi.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/quant_ref.hpp"
+#include "src/communicator.hpp"
+#include "src/qgz.hpp"
+#include "src/shard.hpp"
+#include "src/topology.hpp"
+
+using namespace zeropp;
+
+namespace {
+
+using Vecs = std::vector<std::vector<float>>;
+
+int mpi_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+int mpi_size() {
+  int p = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  return p;
+}
+
+uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Rank q's padded gradient of one unit at call `call`: zero in the padding;
+// otherwise uniform in (-1, 1) times 2^k with k in [-4, 4] per (rank, block),
+// so the blocks of one slice, and the ranks summed into it, differ in scale.
+std::vector<float> random_grad(int q, int unit, int call, int64_t numel, int64_t padded, int64_t block) {
+  std::vector<float> g(size_t(padded), 0.0f);
+  const uint64_t key = (uint64_t(q) << 40) ^ (uint64_t(unit) << 32) ^ (uint64_t(call) << 24);
+  for (int64_t i = 0; i < numel; ++i) {
+    const int k = int(mix(key ^ uint64_t(i / block) ^ 0x5555) % 9) - 4;
+    const double u = double(mix(key ^ (uint64_t(i) << 1) ^ 1) >> 11) / double(1ull << 53);  // [0, 1)
+    g[size_t(i)] = std::ldexp(float(2 * u - 1), k);
+  }
+  return g;
+}
+
+// A gradient that both quantizers represent exactly: sign(q)·p(i) with p
+// integer in [-7, 7] and p = 7 at the first element of every block (scale 1
+// for every rank's block, scale |sum of signs| after the intra-node sum,
+// which is 0, 1, 2 or 4 for the X used here: powers of two, so exact too).
+int rank_sign(int q) { return q % 3 == 2 ? -1 : 1; }
+int pattern(int64_t i, int64_t block) { return i % block == 0 ? 7 : int(mix(uint64_t(i)) % 15) - 7; }
+std::vector<float> exact_grad(int q, int64_t numel, int64_t padded, int64_t block) {
+  std::vector<float> g(size_t(padded), 0.0f);
+  for (int64_t i = 0; i < numel; ++i) g[size_t(i)] = float(rank_sign(q) * pattern(i, block));
+  return g;
+}
+
+// Quantize and dequantize x at `bits` with the reference quantizer.
+std::vector<float> round_trip(int bits, const std::vector<float>& x, int64_t block) {
+  const int64_t n = int64_t(x.size());
+  std::vector<float> d(x.size()), scales(size_t(n / block));
+  std::vector<uint8_t> q(static_cast<size_t>(n));
+  if (bits == 8) {
+    auto* q8 = reinterpret_cast<int8_t*>(q.data());
+    quant_ref::quantize<8>(x.data(), q8, scales.data(), n, block);
+    quant_ref::dequantize<8, false>(q8, scales.data(), d.data(), n, block);
+  } else {
+    quant_ref::quantize<4>(x.data(), q.data(), scales.data(), n, block);
+    quant_ref::dequantize<4, false>(q.data(), scales.data(), d.data(), n, block);
+  }
+  return d;
+}
+
+// The whole qgZ of one unit for all P ranks (src/qgz.hpp's steps 1-5).
+struct QgzModel {
+  int P, X, Y, bits;
+  int64_t n, block;
+  bool ef;
+  float beta;
+  Vecs e1, e2;  // per rank: hop 1 (n, chunk order), hop 2 (n/X)
+
+  QgzModel(const Topology& t, const QgzSettings& s, int64_t padded)
+      : P(t.P),
+        X(t.X),
+        Y(t.Y),
+        bits(s.intra_bits),
+        n(padded),
+        block(s.block),
+        ef(s.error_feedback),
+        beta(float(s.beta)) {
+    if (ef) {
+      e1.assign(size_t(P), std::vector<float>(size_t(n), 0.0f));
+      e2.assign(size_t(P), std::vector<float>(size_t(n / X), 0.0f));
+    }
+  }
+
+  // What one sender puts on the wire, dequantized: Q(x + e), and e updated.
+  std::vector<float> send(int b, std::vector<float> x, std::vector<float>* e) const {
+    if (e)
+      for (size_t i = 0; i < x.size(); ++i) x[i] += (*e)[i];
+    const std::vector<float> d = round_trip(b, x, block);
+    if (e)
+      for (size_t i = 0; i < x.size(); ++i) (*e)[i] = beta * (*e)[i] + (1.0f - beta) * (x[i] - d[i]);
+    return d;
+  }
+
+  // grads[q]: rank q's padded gradient; returns every rank's reduced slice.
+  Vecs reduce(const Vecs& grads) {
+    const int64_t s = n / P, chunk = n / X;
+    Vecs out(size_t(P), std::vector<float>(size_t(s), 0.0f));
+    if (P == 1) {
+      std::copy(grads[0].begin(), grads[0].begin() + s, out[0].begin());
+      return out;
+    }
+    // step 1: reorder and the first quantization (int4 straight for hop 2 when X = 1)
+    Vecs sent(static_cast<size_t>(P));
+    for (int q = 0; q < P; ++q) {
+      std::vector<float> r(static_cast<size_t>(n));
+      quant_ref::qgz_reorder(grads[size_t(q)].data(), r.data(), n, X, Y);
+      sent[size_t(q)] = send(X == 1 ? 4 : bits, r, ef ? &e1[size_t(q)] : nullptr);
+    }
+    // steps 2-3: rank (a, c) sums chunk c of its node's X ranks, in local order,
+    // and quantizes the sum to int4 for hop 2
+    Vecs hop2 = sent;
+    if (X > 1) {
+      for (int a = 0; a < Y; ++a)
+        for (int c = 0; c < X; ++c) {
+          std::vector<float> sum(static_cast<size_t>(chunk));
+          for (int b = 0; b < X; ++b)
+            for (int64_t j = 0; j < chunk; ++j) {
+              const float v = sent[size_t(a * X + b)][size_t(c * chunk + j)];
+              sum[size_t(j)] = b == 0 ? v : sum[size_t(j)] + v;
+            }
+          if (Y == 1) {
+            out[size_t(c)] = sum;
+            continue;
+          }
+          hop2[size_t(a * X + c)] = send(4, sum, ef ? &e2[size_t(a * X + c)] : nullptr);
+        }
+      if (Y == 1) return out;
+    }
+    // steps 4-5: owner (y, c) sums piece y of rank (a, c) over the nodes a, in node order
+    for (int y = 0; y < Y; ++y)
+      for (int c = 0; c < X; ++c)
+        for (int a = 0; a < Y; ++a)
+          for (int64_t i = 0; i < s; ++i) {
+            const float v = hop2[size_t(a * X + c)][size_t(y * s + i)];
+            float& o = out[size_t(y * X + c)][size_t(i)];
+            o = a == 0 ? v : o + v;
+          }
+    return out;
+  }
+};
+
+// Number of elements where a and b differ as floats (the first one in INFO).
+int64_t mismatches(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
+  int64_t bad = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    if (!(got[i] == want[i])) {
+      if (bad == 0) UNSCOPED_INFO(what << " element " << i << ": got " << got[i] << ", want " << want[i]);
+      ++bad;
+    }
+  return bad;
+}
+
+std::string describe(const Topology& t, const QgzSettings& s) {
+  return "P=" + std::to_string(t.P) + " X=" + std::to_string(t.X) + " Y=" + std::to_string(t.Y) +
+         " block=" + std::to_string(s.block) + " int" + std::to_string(s.intra_bits) + "/int4" +
+         (s.error_feedback ? " +EF" : "") + " rank " + std::to_string(t.rank);
+}
+
+// Units whose real content fills no slice evenly: several blocks and a
+// half-block tail, one short of a multiple of P·block, and 7 elements
+// (every rank but 0 owns pure padding).
+std::vector<int64_t> unit_sizes(int P, int64_t block) {
+  return {3 * P * block + block / 2 + 1, 2 * P * block - 1, 7};
+}
+
+}  // namespace
+
+TEST_CASE("QgzReducer::reduce delivers, element by element, the two-hop quantized sum of every rank's slice",
+          "[qgz]") {
+  const int P = mpi_size(), r = mpi_rank();
+  Communicator comm(r);
+  for (int X = 1; X <= P; X *= 2) {
+    Topology t(X);
+    for (int64_t block : {8, 32})
+      for (int bits : {4, 8})
+        for (bool ef : {false, true}) {
+          QgzSettings s;
+          s.block = block;
+          s.intra_bits = bits;
+          s.error_feedback = ef;
+          s.beta = 0.75;
+          const std::vector<int64_t> numel = unit_sizes(P, block);
+          std::vector<int64_t> padded;
+          for (int64_t m : numel) padded.push_back(padded_size(m, P, block));
+          QgzReducer reducer(t, comm, s, padded);
+          std::vector<QgzModel> model;
+          for (int64_t n : padded) model.emplace_back(t, s, n);
+          // two calls: the second starts from the error feedback the first left
+          for (int call = 0; call < 2; ++call)
+            for (int u = 0; u < int(padded.size()); ++u) {
+              const int64_t n = padded[size_t(u)], sl = n / P;
+              Vecs grads;
+              for (int q = 0; q < P; ++q)
+                grads.push_back(random_grad(q, u, call, numel[size_t(u)], n, block));
+              std::vector<float> out(size_t(sl), -1.0f);
+              reducer.reduce(u, grads[size_t(r)].data(), out.data(), "unit " + std::to_string(u));
+              const Vecs want = model[size_t(u)].reduce(grads);
+              INFO(describe(t, s) << " unit " << u << " (" << numel[size_t(u)] << " of " << n
+                                  << " elements) call " << call);
+              CHECK(mismatches(out, want[size_t(r)], "reduced slice") == 0);
+              const Span real = valid_part(slice_span(numel[size_t(u)], P, r, block), numel[size_t(u)]);
+              for (int64_t i = std::max(real.end, r * sl); i < (r + 1) * sl; ++i)
+                REQUIRE(out[size_t(i - r * sl)] == 0.0f);  // padding stays exactly zero
+              if (ef && P > 1) {
+                CHECK(mismatches(reducer.hop1_error(u), model[size_t(u)].e1[size_t(r)], "hop-1 error") == 0);
+                CHECK(mismatches(reducer.hop2_error(u), model[size_t(u)].e2[size_t(r)], "hop-2 error") == 0);
+              }
+            }
+        }
+  }
+}
+
+TEST_CASE("QgzReducer::reduce returns the exact sum when every hop's values are representable", "[qgz]") {
+  const int P = mpi_size(), r = mpi_rank();
+  Communicator comm(r);
+  for (int X = 1; X <= P; X *= 2) {
+    Topology t(X);
+    for (bool ef : {false, true}) {  // exact sends leave zero error to feed back
+      QgzSettings s;
+      s.block = 16;
+      s.error_feedback = ef;
+      const std::vector<int64_t> numel = unit_sizes(P, s.block);
+      std::vector<int64_t> padded;
+      for (int64_t m : numel) padded.push_back(padded_size(m, P, s.block));
+      QgzReducer reducer(t, comm, s, padded);
+      int sign_sum = 0;
+      for (int q = 0; q < P; ++q) sign_sum += rank_sign(q);
+      for (int u = 0; u < int(padded.size()); ++u) {
+        const int64_t n = padded[size_t(u)], sl = n / P;
+        const std::vector<float> g = exact_grad(r, numel[size_t(u)], n, s.block);
+        std::vector<float> out(size_t(sl), -1.0f), want(size_t(sl), 0.0f);
+        reducer.reduce(u, g.data(), out.data(), "unit " + std::to_string(u));
+        for (int64_t i = r * sl; i < std::min((r + 1) * sl, numel[size_t(u)]); ++i)
+          want[size_t(i - r * sl)] = float(sign_sum * pattern(i, s.block));
+        INFO(describe(t, s) << " unit " << u);
+        CHECK(mismatches(out, want, "exact sum") == 0);
+      }
+    }
+  }
+}
