@@ -224,9 +224,10 @@ TEST_CASE("QgzReducer::reduce delivers, element by element, the two-hop quantize
               INFO(describe(t, s) << " unit " << u << " (" << numel[size_t(u)] << " of " << n
                                   << " elements) call " << call);
               CHECK(mismatches(out, want[size_t(r)], "reduced slice") == 0);
-              const Span real = valid_part(slice_span(numel[size_t(u)], P, r, block), numel[size_t(u)]);
-              for (int64_t i = std::max(real.end, r * sl); i < (r + 1) * sl; ++i)
-                REQUIRE(out[size_t(i - r * sl)] == 0.0f);  // padding stays exactly zero
+              int64_t dirty_padding = 0;  // padding stays exactly zero, whatever the model says
+              for (int64_t i = std::max(numel[size_t(u)], r * sl); i < (r + 1) * sl; ++i)
+                dirty_padding += out[size_t(i - r * sl)] != 0.0f;
+              CHECK(dirty_padding == 0);
               if (ef && P > 1) {
                 CHECK(mismatches(reducer.hop1_error(u), model[size_t(u)].e1[size_t(r)], "hop-1 error") == 0);
                 CHECK(mismatches(reducer.hop2_error(u), model[size_t(u)].e2[size_t(r)], "hop-2 error") == 0);
