@@ -35,7 +35,7 @@ Config with(Config c, const Plus& p, int X) {
 }
 
 // The loss test: steps, and the bound relative to ZeRO-3's loss.
-constexpr int kLossSteps = 8;
+constexpr int kLossSteps = 6;
 constexpr double kLossBound = 0.02;
 
 std::string name(const Plus& p) {
