@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/engine_fixture.hpp"
 #include "kernels/quant_ref.hpp"
 #include "src/communicator.hpp"
 #include "src/qgz.hpp"
@@ -19,22 +20,11 @@
 #include "src/topology.hpp"
 
 using namespace zeropp;
+using namespace zeropp::test;
 
 namespace {
 
 using Vecs = std::vector<std::vector<float>>;
-
-int mpi_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-int mpi_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
 
 uint64_t mix(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -193,7 +183,7 @@ std::vector<int64_t> unit_sizes(int P, int64_t block) {
 
 TEST_CASE("QgzReducer::reduce delivers, element by element, the two-hop quantized sum of every rank's slice",
           "[qgz]") {
-  const int P = mpi_size(), r = mpi_rank();
+  const int P = world_size(), r = world_rank();
   Communicator comm(r);
   for (int X = 1; X <= P; X *= 2) {
     Topology t(X);
@@ -238,7 +228,7 @@ TEST_CASE("QgzReducer::reduce delivers, element by element, the two-hop quantize
 }
 
 TEST_CASE("QgzReducer::reduce returns the exact sum when every hop's values are representable", "[qgz]") {
-  const int P = mpi_size(), r = mpi_rank();
+  const int P = world_size(), r = world_rank();
   Communicator comm(r);
   for (int X = 1; X <= P; X *= 2) {
     Topology t(X);

@@ -44,17 +44,11 @@ namespace {
 
 using Vecs = std::vector<std::vector<float>>;
 
-int rank_of_world() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
 // Every rank's own full gradient of step 0, per unit: each rank runs its own
 // micro-batch alone (weights are the same on any P) and all-gathers.
 // Returns G[q][u].
 std::vector<Vecs> every_rank_gradient(Config c) {
-  const int P = world_size(), r = rank_of_world();
+  const int P = world_size(), r = world_rank();
   c.zero.ranks_per_node = 1;
   Run self(c, MPI_COMM_SELF);
   const TrainConfig& t = c.train;
@@ -135,7 +129,7 @@ double block_absmax(const std::vector<float>& v, int64_t b, int64_t block) {
 
 TEST_CASE("qgZ's gradient shard is the exact fp32 mean within the derived quantization bound",
           "[zeropp-quant]") {
-  const int P = world_size(), r = rank_of_world();
+  const int P = world_size(), r = world_rank();
   const int64_t block = 32;
   Config base = tiny(1, "fp32");  // fp32 gathers: both runs compute on the same weights
   const std::vector<Vecs> G = every_rank_gradient(base);
