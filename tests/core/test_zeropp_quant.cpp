@@ -3,7 +3,9 @@
 //  - qgZ: this rank's gradient shard against the exact fp32 reduce-scatter
 //    of the same micro-batches (a run without ZeRO++), for every X dividing P;
 //  - qwZ: the weights a forward or backward gather hands the model against
-//    the fp32 master.
+//    the fp32 master;
+//  - qgZ with error feedback over two steps at lr = 0: bit for bit what the
+//    reference model (core/qgz_model.hpp) computes from every rank's gradients.
 //
 // The bounds come from the blockwise quantization error: a block with
 // absmax m quantized at Q levels (int4: Q = 7, int8: Q = 127; scale m/Q) comes
@@ -34,6 +36,7 @@
 #include <cmath>
 
 #include "core/engine_fixture.hpp"
+#include "core/qgz_model.hpp"
 #include "io/data_loader.hpp"
 #include "src/errors.hpp"
 
@@ -42,19 +45,17 @@ using namespace zeropp::test;
 
 namespace {
 
-using Vecs = std::vector<std::vector<float>>;
-
-// Every rank's own full gradient of step 0, per unit: each rank runs its own
-// micro-batch alone (weights are the same on any P) and all-gathers.
-// Returns G[q][u].
-std::vector<Vecs> every_rank_gradient(Config c) {
+// Every rank's own full gradient of `step` at the initial weights, per unit:
+// each rank runs its own micro-batch alone (weights are the same on any P)
+// and all-gathers. Returns G[q][u].
+std::vector<Vecs> every_rank_gradient(Config c, int64_t step = 0) {
   const int P = world_size(), r = world_rank();
   c.zero.ranks_per_node = 1;
   Run self(c, MPI_COMM_SELF);
   const TrainConfig& t = c.train;
   const DataLoader mine(c.data.train, t.batch_size, t.seq_len, r, P, t.grad_accum, c.model.vocab_size,
                         c.data.shuffle, uint64_t(t.seed));
-  self.engine.train_step(0, mine, 0.0);
+  self.engine.train_step(step, mine, 0.0);
   std::vector<float> flat;
   std::vector<size_t> sizes;
   for (size_t u = 0; u < self.model.layout().units.size(); ++u) {
@@ -220,4 +221,47 @@ TEST_CASE("qwZ's gathered weights are the fp32 master within the quantization bo
                   (hpz == 0 ? " hpZ" : "") + (pass == Pass::Forward ? " forward" : " backward") + " gather");
         }
       }
+}
+
+TEST_CASE("qgZ with error feedback over two steps delivers the reference model's reduction bit for bit",
+          "[zeropp-quant]") {
+  // lr = 0 keeps the weights, so each step's per-rank gradients are known
+  // (every_rank_gradient) and the reference model can replay both steps,
+  // its error feedback carried from the first to the second.
+  const int P = world_size(), r = world_rank();
+  Config base = tiny(1, "fp32");
+  base.optim.lr = base.optim.min_lr = 0;
+  const std::vector<Vecs> G[2] = {every_rank_gradient(base, 0), every_rank_gradient(base, 1)};
+  for (int X = 1; X <= P; X *= 2)
+    for (int bits : {4, 8}) {
+      Config c = base;
+      c.zero.ranks_per_node = X;
+      c.zero.quantized_gradients = true;
+      c.zero.gradient_block = 32;
+      c.zero.intra_node_gradient_bits = bits;
+      c.zero.gradient_error_feedback = true;
+      Run run(c);
+      QgzSettings s;
+      s.block = c.zero.gradient_block;
+      s.intra_bits = bits;
+      s.error_feedback = true;
+      s.beta = c.zero.error_feedback_beta;
+      std::vector<QgzModel> model;
+      for (size_t u = 0; u < G[0][0].size(); ++u) model.emplace_back(run.topo, s, run.engine.padded(int(u)));
+      for (int64_t step = 0; step < 2; ++step) {
+        run.engine.train_step(step, *run.train, 0.0);
+        for (size_t u = 0; u < model.size(); ++u) {
+          Vecs grads;  // every rank's padded gradient of this unit
+          for (int q = 0; q < P; ++q) {
+            grads.push_back(G[step][size_t(q)][u]);
+            grads.back().resize(size_t(run.engine.padded(int(u))), 0.0f);
+          }
+          std::vector<float> want = model[u].reduce(grads)[size_t(r)];
+          for (float& v : want) v *= 1.0f / float(P);  // the engine's mean
+          INFO("P=" << P << " X=" << X << " int" << bits << "/int4 +EF step " << step << " unit " << u
+                    << " rank " << r);
+          CHECK(run.engine.grad_shard(int(u)) == want);
+        }
+      }
+    }
 }
