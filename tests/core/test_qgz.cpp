@@ -12,7 +12,6 @@
 
 #include "core/engine_fixture.hpp"
 #include "core/qgz_model.hpp"
-#include "kernels/quant_ref.hpp"
 #include "src/communicator.hpp"
 #include "src/qgz.hpp"
 #include "src/shard.hpp"
