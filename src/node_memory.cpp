@@ -58,6 +58,26 @@ std::optional<int64_t> parse_cgroup_room(const std::string& limit, const std::st
   return std::max<int64_t>(0, *l - (u ? *u : 0));
 }
 
+std::vector<std::string> cgroup_memory_dirs(const std::string& proc_self_cgroup) {
+  std::vector<std::string> dirs;
+  std::istringstream in(proc_self_cgroup);
+  for (std::string line; std::getline(in, line);) {
+    const auto a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = "," + line.substr(a + 1, b - a - 1) + ",", path = line.substr(b + 1);
+    std::string root;
+    if (controllers == ",,")
+      root = "/sys/fs/cgroup";  // v2
+    else if (controllers.find(",memory,") != std::string::npos)
+      root = "/sys/fs/cgroup/memory";  // v1
+    else
+      continue;
+    if (path != "/") dirs.push_back(root + path);
+    dirs.push_back(root);
+  }
+  return dirs;
+}
+
 NodeMemory node_memory() {
   if (const char* env = std::getenv("ZEROPP_MEMORY_AVAILABLE")) {
     const auto b = parse_byte_count(env);
@@ -71,12 +91,13 @@ NodeMemory node_memory() {
     throw Error(
         "/proc/meminfo: no MemAvailable line; set ZEROPP_MEMORY_AVAILABLE to the bytes this node offers");
   NodeMemory m{*avail, "MemAvailable"};
-  const char* limits[][2] = {
-      {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
-      {"/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"}};
-  for (const auto& f : limits) {
-    const auto room = parse_cgroup_room(read_file(f[0]), read_file(f[1]));
-    if (room && *room < m.bytes) m = {*room, "cgroup limit"};
+  for (const std::string& dir : cgroup_memory_dirs(read_file("/proc/self/cgroup"))) {
+    const char* files[][2] = {{"/memory.max", "/memory.current"},                     // v2
+                              {"/memory.limit_in_bytes", "/memory.usage_in_bytes"}};  // v1
+    for (const auto& f : files) {
+      const auto room = parse_cgroup_room(read_file(dir + f[0]), read_file(dir + f[1]));
+      if (room && *room < m.bytes) m = {*room, "cgroup limit"};
+    }
   }
   return m;
 }

@@ -123,6 +123,13 @@ TEST_CASE("what the node offers: MemAvailable, cgroup limits, the variable", "[m
   CHECK_FALSE(parse_cgroup_room("9223372036854771712\n", "2839994368\n"));  // v1: no limit
   CHECK(parse_cgroup_room("1000\n", "5000\n") == 0);                        // over the limit
   CHECK_FALSE(parse_cgroup_room("", ""));                                   // no such cgroup
+  using Dirs = std::vector<std::string>;
+  CHECK(cgroup_memory_dirs("4:memory:/slurm/uid_0/job_7\n3:cpuset:/\n0::/\n") ==
+        Dirs{"/sys/fs/cgroup/memory/slurm/uid_0/job_7", "/sys/fs/cgroup/memory", "/sys/fs/cgroup"});
+  CHECK(cgroup_memory_dirs("0::/user.slice/job.scope\n") ==
+        Dirs{"/sys/fs/cgroup/user.slice/job.scope", "/sys/fs/cgroup"});
+  CHECK(cgroup_memory_dirs("5:cpu,memory:/\n") == Dirs{"/sys/fs/cgroup/memory"});
+  CHECK(cgroup_memory_dirs("").empty());
   CHECK(parse_byte_count("123") == 123);
   CHECK(parse_byte_count("8G") == int64_t(8) << 30);
   CHECK(parse_byte_count("100K") == 102400);
