@@ -166,9 +166,9 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   MetricsOptions mopts;
   mopts.resume = !from.path.empty();
   mopts.resume_step = from.step;
-  MetricsWriter metrics(
-      topo.world.get(), t.out_dir,
-      RunInfo{to_toml(cfg), topo.P, topo.X, topo.Y, std::string("zeropp ") + ZEROPP_VERSION, {}}, mopts);
+  MetricsWriter metrics(topo.world.get(), t.out_dir,
+                        RunInfo{to_toml(cfg), topo.P, topo.X, topo.Y, std::string("zeropp ") + ZEROPP_VERSION, {}},
+                        mopts);
 
   const double flops_per_token = 3 * forward_flops_per_token(cfg.model, t.seq_len);
   const double tokens_per_step = double(t.batch_size) * t.seq_len * t.grad_accum * topo.P;
