@@ -57,26 +57,20 @@ MemoryCheck check_memory(const Config& cfg, const Topology& topo) {
   return m;
 }
 
-namespace {
-// A file of a previous run in `cfg`'s folders ("" if none).
-std::string previous_run(const Config& cfg) {
-  std::error_code ec;
-  const std::string metrics = cfg.train.out_dir + "/metrics.h5";
-  if (std::filesystem::exists(metrics, ec)) return metrics;
-  return resolve_checkpoint("auto", checkpoint_dir(cfg));
-}
-}  // namespace
-
 void check_run_folders(const Config& cfg, RunFolderUse use) {
+  const bool own_ckpt_dir = !cfg.checkpoint.dir.empty();
   check_writable_dir(cfg.train.out_dir, "train.out_dir");
-  check_writable_dir(checkpoint_dir(cfg),
-                     cfg.checkpoint.dir.empty() ? "checkpoint folder" : "checkpoint.dir");
+  check_writable_dir(checkpoint_dir(cfg), own_ckpt_dir ? "checkpoint.dir" : "checkpoint folder");
   if (use != RunFolderUse::New) return;
-  const std::string found = previous_run(cfg);
-  if (!found.empty())
-    throw Error(
-        "train.out_dir '" + cfg.train.out_dir + "': a previous run is there (" + found +
-        "); continue it with --resume auto, replace it with --overwrite, or choose another train.out_dir");
+  std::string key = "train.out_dir", dir = cfg.train.out_dir, found = dir + "/metrics.h5";
+  std::error_code ec;
+  if (!std::filesystem::exists(found, ec)) {
+    found = resolve_checkpoint("auto", checkpoint_dir(cfg));
+    if (found.empty()) return;
+    if (own_ckpt_dir) key = "checkpoint.dir", dir = cfg.checkpoint.dir;
+  }
+  throw Error(key + " '" + dir + "': a previous run is there (" + found +
+              "); continue it with --resume auto, replace it with --overwrite, or choose another " + key);
 }
 
 void remove_previous_run(const Config& cfg) {

@@ -91,6 +91,9 @@ ckpts=$(ls "$work/run/checkpoints" | tr '\n' ' ')
 if [[ $rc -eq 0 && $ckpts == "latest step_00000002.h5 " && $(rows "$work/run") -eq 2 ]]; then
   ok "--overwrite: a new run of 2 steps, checkpoints now: $ckpts"
 else bad "--overwrite: exit $rc, checkpoints: $ckpts"; echo "$out" | grep error; fi
+zeropp --train.out_dir="$work/other" --checkpoint.dir="$work/run/checkpoints"
+expect_refusal "checkpoint.dir holding another run's checkpoints" \
+  "checkpoint.dir '$work/run/checkpoints': a previous run is there ($work/run/checkpoints/step_00000002.h5)"
 out=$(timeout 60 "$MPIEXEC" -n 2 "$ZEROPP" train "$work/deck.toml" --overwrite --resume auto 2>&1)
 [[ $? -eq 2 ]] && ok "--overwrite with --resume: usage error" || bad "--overwrite with --resume accepted"
 
