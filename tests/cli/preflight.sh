@@ -146,7 +146,8 @@ else bad "memory line missing or run failed (exit $rc): $(grep 'memory per rank'
 cg_rel=$(grep -m1 -E '^[0-9]+:([^:]*,)?memory(,[^:]*)?:' /proc/self/cgroup | cut -d: -f3)
 if [[ -n $cg_rel ]]; then cg=/sys/fs/cgroup/memory${cg_rel%/}/zeropp_preflight_$$ limit=memory.limit_in_bytes
 else cg=/sys/fs/cgroup$(grep -m1 '^0::' /proc/self/cgroup | cut -d: -f3 | sed 's:/$::')/zeropp_preflight_$$ limit=memory.max; fi
-if mkdir "$cg" 2> /dev/null && echo $((300 << 20)) > "$cg/$limit" 2> /dev/null; then
+if mkdir "$cg" 2> /dev/null && echo $((300 << 20)) > "$cg/$limit" 2> /dev/null &&
+  bash -c 'echo $$ > "$0/cgroup.procs"' "$cg" 2> /dev/null; then  # may a process join it?
   out=$(bash -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" timeout 120 "$MPIEXEC" -n 2 "$ZEROPP" train \
     "$work/deck.toml" --train.out_dir="$work/cg" --train.batch_size=64 --train.seq_len=256 --model.max_seq_len=256 \
     --model.n_embd=64 --model.n_head=4 --model.n_layer=2 2>&1)
