@@ -1,6 +1,7 @@
 #include "src/node_memory.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -37,7 +38,9 @@ std::optional<int64_t> parse_byte_count(const std::string& text) {
   if (suffix.empty()) return int64_t(v);
   const auto k = units.find(suffix);
   if (suffix.size() != 1 || k == std::string::npos) return std::nullopt;
-  return int64_t(v) << (10 * (k + 1));
+  const int shift = 10 * int(k + 1);
+  if (v > (INT64_MAX >> shift)) return std::nullopt;
+  return int64_t(v) << shift;
 }
 
 std::optional<int64_t> parse_meminfo_available(const std::string& meminfo) {

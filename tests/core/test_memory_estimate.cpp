@@ -133,5 +133,6 @@ TEST_CASE("what the node offers: MemAvailable, cgroup limits, the variable", "[m
   CHECK(parse_byte_count("123") == 123);
   CHECK(parse_byte_count("8G") == int64_t(8) << 30);
   CHECK(parse_byte_count("100K") == 102400);
-  for (const char* bad : {"", "abc", "8X", "8GB", "-1", "1.5G"}) CHECK_FALSE(parse_byte_count(bad));
+  for (const char* bad : {"", "abc", "8X", "8GB", "-1", "1.5G", "99999999T"})
+    CHECK_FALSE(parse_byte_count(bad));
 }
