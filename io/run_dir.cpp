@@ -1,5 +1,6 @@
 #include "io/run_dir.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,6 +18,21 @@ void make_run_dir(const std::string& dir) {
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))
     throw Error("train.out_dir '" + dir + "': cannot create folder: " + (ec ? ec.message() : "not a folder"));
+}
+
+void check_writable_dir(const std::string& dir, const std::string& key) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = fs::absolute(dir, ec);
+  while (!ec && !fs::exists(p, ec) && p.has_parent_path() && p != p.parent_path()) p = p.parent_path();
+  if (ec || !fs::is_directory(p, ec))
+    throw Error(key + " '" + dir + "': " + p.string() + " is not a folder" + (ec ? ": " + ec.message() : ""));
+  const std::string probe = (p / (".zeropp-write-test." + std::to_string(getpid()))).string();
+  const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0)
+    throw Error(key + " '" + dir + "': cannot write in " + p.string() + ": " + std::strerror(errno));
+  close(fd);
+  unlink(probe.c_str());
 }
 
 void write_text_atomic(const std::string& dir, const std::string& name, const std::string& text) {

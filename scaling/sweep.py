@@ -189,7 +189,8 @@ def run_local(args, study, run, zeropp, log):
         env["LD_PRELOAD"] = yield_lib + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     env.setdefault("OMP_NUM_THREADS", "1")
-    cmd = [args.mpirun, "-n", str(run["P"]), zeropp] + zeropp_args(args, run, out_dir)
+    # A run that failed, or is asked again (--rerun), starts over in its folder.
+    cmd = [args.mpirun, "-n", str(run["P"]), zeropp] + zeropp_args(args, run, out_dir) + ["--overwrite"]
     run.update(command=cmd, started=now(), status="running", rc=None, wall_s=None)
     write_json(os.path.join(out_dir, "run.json"), run)
     t0 = time.monotonic()
@@ -249,7 +250,7 @@ def job_script(args, study, run, zeropp, scheduler):
                 "#PBS -j oe", f"#PBS -o {out_dir}/run.log"]
         head += [f"#PBS {a}" for a in args.qsub_arg]
         launch = f"mpiexec -n {run['P']}"
-    cmd = shlex.join(zeropp_args(args, run, out_dir))
+    cmd = shlex.join(zeropp_args(args, run, out_dir) + ["--overwrite"])  # a resubmission starts over
     rec = shlex.quote(os.path.join(out_dir, "run.json"))
     # The job records its own status in run.json (python3 is on every node we know of;
     # without it the status stays "submitted" and analyze.py still reads metrics.h5).

@@ -68,8 +68,16 @@ int run_cli(int argc, char** argv) {
   auto* train = app.add_subcommand("train", "Train the model a deck describes");
   train->add_option("deck", deck, "TOML deck, e.g. inputs/default.toml")->required();
   std::string resume;
-  train->add_option("--resume", resume,
-                    "Resume from a checkpoint: 'auto' (the newest in checkpoint.dir, if any) or a file");
+  auto* resume_opt =
+      train->add_option("--resume", resume,
+                        "Resume from a checkpoint: 'auto' (the newest in checkpoint.dir, if any) or a file");
+  bool overwrite = false;
+  train
+      ->add_flag(
+          "--overwrite", overwrite,
+          "Start over in a train.out_dir that holds a previous run: its metrics.h5 and checkpoints are "
+          "deleted (without this, such a folder is refused)")
+      ->excludes(resume_opt);
   train->allow_extras();
   train->footer(keys_footer());
 
@@ -118,7 +126,7 @@ int run_cli(int argc, char** argv) {
   try {
     if (*train) {
       const Config cfg = collectively(MPI_COMM_WORLD, [&] { return load_config(deck, overrides_of(train)); });
-      return run_training(cfg, deck, resume);
+      return run_training(cfg, deck, resume, overwrite);
     }
     if (*prep) {
       const PrepareStats st = collectively(MPI_COMM_WORLD, [&] {
@@ -139,9 +147,16 @@ int run_cli(int argc, char** argv) {
           collectively(MPI_COMM_WORLD, [&] { return load_config(quant_deck, overrides_of(bquant)); });
       return run_bench_quant(cfg, quant_steps);
     }
+  } catch (const AgreedError& e) {
+    if (e.reporter) std::fprintf(stderr, "zeropp: error: %s\n", e.line().c_str());
+    return kExitError;
   } catch (const Error& e) {
+    // Outside agree_on_error an Error comes from what every rank checks alike.
     if (root) std::fprintf(stderr, "zeropp: error: %s\n", e.what());
     return kExitError;
+  } catch (const std::exception& e) {
+    // Anything else (an allocation, a system call) is this rank's alone.
+    abort_on_this_rank(e.what());
   }
   return kExitUsage;
 }

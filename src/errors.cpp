@@ -18,15 +18,28 @@ int world_rank() {
   return r;
 }
 
-void fatal(const char* what, const char* file, int line, const std::string& detail) {
-  std::fprintf(stderr, "zeropp: rank %d: %s failed at %s:%d: %s\n", world_rank(), what, file, line,
-               detail.c_str());
+namespace {
+[[noreturn]] void abort_job() {
   std::fflush(stderr);
   if (world_rank() >= 0) {
     usleep(500000);  // let the launcher forward the line before the job is torn down
     MPI_Abort(MPI_COMM_WORLD, kExitError);
   }
   std::abort();
+}
+}  // namespace
+
+void fatal(const char* what, const char* file, int line, const std::string& detail) {
+  std::fprintf(stderr, "zeropp: rank %d: %s failed at %s:%d: %s\n", world_rank(), what, file, line,
+               detail.c_str());
+  abort_job();
+}
+
+void abort_on_this_rank(const std::string& message) {
+  // One line: library messages (Kokkos') may run on over several.
+  const std::string line = message.substr(0, message.find('\n'));
+  std::fprintf(stderr, "zeropp: error: rank %d: %s\n", world_rank(), line.c_str());
+  abort_job();
 }
 
 void agree_on_error(MPI_Comm comm, const std::optional<std::string>& error) {
@@ -43,7 +56,7 @@ void agree_on_error(MPI_Comm comm, const std::optional<std::string>& error) {
   std::vector<char> msg(size_t(len) + 1, '\0');
   if (rank == first) std::memcpy(msg.data(), error->data(), size_t(len));
   ZCHECK_MPI(MPI_Bcast(msg.data(), len, MPI_CHAR, first, comm));
-  throw Error(std::string(msg.data(), size_t(len)));
+  throw AgreedError(std::string(msg.data(), size_t(len)), first, rank == first);
 }
 
 }  // namespace zeropp

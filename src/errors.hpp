@@ -19,6 +19,18 @@ struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What agree_on_error throws: the same message on every rank. Only the
+// lowest failing rank reports it; it names itself unless it is rank 0 (which
+// also reads and writes for all ranks, e.g. the run folder).
+struct AgreedError : Error {
+  AgreedError(const std::string& message, int failing_rank, bool is_reporter)
+      : Error(message), rank(failing_rank), reporter(is_reporter) {}
+  int rank;       // in the communicator agreed over
+  bool reporter;  // this rank prints it
+  // "<message>", or "rank R: <message>" for R > 0.
+  std::string line() const { return rank == 0 ? what() : "rank " + std::to_string(rank) + ": " + what(); }
+};
+
 // Exit statuses of the zeropp binary (documented in README.md).
 // 3: stopped on SIGUSR1/SIGTERM or train.max_runtime after saving a checkpoint.
 enum ExitStatus : int { kExitOk = 0, kExitError = 1, kExitUsage = 2, kExitStopped = 3 };
@@ -29,8 +41,13 @@ int world_rank();
 // Prints "zeropp: rank R: <what> failed at file:line: <detail>" and aborts.
 [[noreturn]] void fatal(const char* what, const char* file, int line, const std::string& detail);
 
+// For an error only this rank knows of (an allocation, a system call), while
+// the others may be waiting for it in a collective: prints
+// "zeropp: error: rank R: <first line of message>" and aborts the job.
+[[noreturn]] void abort_on_this_rank(const std::string& message);
+
 // Collective over `comm`: if any rank passes an error message, every rank
-// throws Error with the message of the lowest failing rank.
+// throws AgreedError with the message of the lowest failing rank.
 void agree_on_error(MPI_Comm comm, const std::optional<std::string>& error);
 
 // Runs f() on every rank and calls agree_on_error with what it threw.

@@ -96,6 +96,21 @@ template <class T>
 GPT<T>::~GPT() = default;
 
 template <class T>
+int64_t GPT<T>::activation_bytes() const {
+  const auto& a = *a_;
+  int64_t n = 0;
+  for (const auto* layer : {&a.ln1, &a.ln1_mean, &a.ln1_rstd, &a.qkv, &a.atty, &a.att, &a.res2, &a.ln2,
+                            &a.ln2_mean, &a.ln2_rstd, &a.fch, &a.fch_gelu, &a.res3})
+    for (const Buf<T>& b : *layer) n += int64_t(b.size());
+  for (const Buf<T>* b :
+       {&a.encoded, &a.preatt, &a.scratchC, &a.lnf,     &a.lnf_mean, &a.lnf_rstd, &a.logits, &a.losses,
+        &a.dres_a,  &a.dres_b, &a.dres2,    &a.dfcproj, &a.dln2,     &a.dattproj, &a.datty,  &a.dln1,
+        &a.dlnf,    &a.dqkv,   &a.dfch,     &a.dgelu,   &a.dpreatt,  &a.datt})
+    n += int64_t(b->size());
+  return n * int64_t(sizeof(T)) + int64_t((a.tokens.size() + a.targets.size()) * sizeof(int32_t));
+}
+
+template <class T>
 std::vector<int> GPT<T>::unit_schedule(Pass pass) const {
   const int L = cfg_.n_layer;
   std::vector<int> s;

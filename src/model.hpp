@@ -65,6 +65,10 @@ class GPT {
   // Probabilities [B, Tn, V] after a forward without targets.
   CVec<T> probs() const;
 
+  // Bytes of the activation and scratch buffers allocated for Bmax×Tmax
+  // (what memory_estimate.hpp predicts).
+  int64_t activation_bytes() const;
+
   // GPT-2 initialisation from `seed`: N(0, 0.02), residual projections
   // N(0, 0.02/sqrt(2L)), zero biases, unit LayerNorm gains. Writes the
   // elements [begin, end) of unit `unit`'s flat buffer into `out` (so each

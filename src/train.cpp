@@ -25,12 +25,12 @@ namespace zeropp {
 namespace {
 
 std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg, const std::string& deck,
-                                                              const Topology& topo, const Engine& engine) {
+                                                              const Topology& topo, const Engine& engine,
+                                                              const MemoryCheck& memory) {
   const auto& m = cfg.model;
   const auto& t = cfg.train;
   const double fpt = 3 * forward_flops_per_token(m, t.seq_len);
   const int64_t tokens_per_step = int64_t(t.batch_size) * t.seq_len * t.grad_accum * topo.P;
-  const MemoryReport mem = engine.memory();
   char buf[256];
   std::vector<std::pair<std::string, std::string>> rows;
   rows.emplace_back("deck", deck);
@@ -55,13 +55,7 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
     zero += ", qgZ int" + std::to_string(z.intra_node_gradient_bits) + "/int4 block " +
             std::to_string(z.gradient_block) + (z.gradient_error_feedback ? " + error feedback" : "");
   rows.emplace_back("engine", zero);
-  std::snprintf(buf, sizeof buf,
-                "%s (master %s, grad %s, adam %s, gather slots %s, full grads %s, hpZ secondary %s, qgZ %s)",
-                human_bytes(double(mem.total())).c_str(), human_bytes(double(mem.master)).c_str(),
-                human_bytes(double(mem.grad)).c_str(), human_bytes(double(mem.adam)).c_str(),
-                human_bytes(double(mem.gather)).c_str(), human_bytes(double(mem.grad_full)).c_str(),
-                human_bytes(double(mem.secondary)).c_str(), human_bytes(double(mem.qgz)).c_str());
-  rows.emplace_back("memory per rank", buf);
+  rows.emplace_back("memory per rank", memory_summary(memory));
   rows.emplace_back("BLAS", gemm_backend_name());
   rows.emplace_back("Kokkos", ExecSpace::name());
   rows.emplace_back("data", cfg.data.train + (cfg.data.shuffle ? " (shuffled)" : " (in order)"));
@@ -88,6 +82,7 @@ Run::Run(const Config& cfg, MPI_Comm base)
     : topo(cfg.zero.ranks_per_node, base),
       train(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, false); })),
       val(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, true); })),
+      memory(check_memory(cfg, topo)),
       comm(topo.rank, cfg.comm.timeout_s),
       world(Group::world(topo)),
       model(cfg.model, cfg.train.batch_size, cfg.train.seq_len),
@@ -142,24 +137,32 @@ StepRecord metrics_record(int64_t step, const StepStats& st, double lr, double s
 
 }  // namespace
 
-int run_training(const Config& cfg, const std::string& deck_path, const std::string& resume) {
+int run_training(const Config& cfg, const std::string& deck_path, const std::string& resume, bool overwrite) {
   const auto& t = cfg.train;
   const double started = MPI_Wtime();
   StopSignals signals;
+  const RunFolderUse use = !resume.empty() ? RunFolderUse::Resume
+                           : overwrite     ? RunFolderUse::Overwrite
+                                           : RunFolderUse::New;
+  collectively(MPI_COMM_WORLD, [&] {
+    if (world_rank() == 0) check_run_folders(cfg, use);
+  });
   Run run(cfg);
   const Topology& topo = run.topo;
   Engine& engine = run.engine;
   const DataLoader& train = *run.train;
   const DataLoader* val = run.val.get();
+  log_table("zeropp training", startup_rows(cfg, deck_path, topo, engine, run.memory));
+  log0("resolved configuration (also in %s/config.toml):\n%s\n", t.out_dir.c_str(), to_toml(cfg).c_str());
+  const ResumePoint from = resume.empty() ? ResumePoint{} : resume_run(run, cfg, resume);
+  // Only now, with every check passed and the checkpoint loaded, is the folder written.
   collectively(topo.world.get(), [&] {
     if (topo.rank == 0) {
+      if (use == RunFolderUse::Overwrite) remove_previous_run(cfg);
       make_run_dir(t.out_dir);
       write_text_atomic(t.out_dir, "config.toml", to_toml(cfg));
     }
   });
-  log_table("zeropp training", startup_rows(cfg, deck_path, topo, engine));
-  log0("resolved configuration (also in %s/config.toml):\n%s\n", t.out_dir.c_str(), to_toml(cfg).c_str());
-  const ResumePoint from = resume.empty() ? ResumePoint{} : resume_run(run, cfg, resume);
   MetricsOptions mopts;
   mopts.resume = !from.path.empty();
   mopts.resume_step = from.step;

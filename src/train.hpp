@@ -14,6 +14,7 @@
 #include "src/config.hpp"
 #include "src/engine.hpp"
 #include "src/model.hpp"
+#include "src/preflight.hpp"
 #include "src/topology.hpp"
 
 namespace zeropp {
@@ -23,6 +24,7 @@ namespace zeropp {
 struct Run {
   Topology topo;
   std::unique_ptr<DataLoader> train, val;  // val: null without validation
+  MemoryCheck memory;                      // checked before the model and the engine allocate
   Communicator comm;
   Group world;  // for the loop's own small collectives (stop flag)
   GPT<float> model;
@@ -37,7 +39,10 @@ struct Run {
 
 // Returns the process exit status (kExitStopped after a signal or the time
 // limit). Collective over MPI_COMM_WORLD. resume: "" (start at step 0),
-// "auto" or a checkpoint file.
-int run_training(const Config& cfg, const std::string& deck_path, const std::string& resume = "");
+// "auto" or a checkpoint file. A train.out_dir that holds a previous run is
+// refused unless resuming or `overwrite`; nothing is written before the
+// resume has succeeded.
+int run_training(const Config& cfg, const std::string& deck_path, const std::string& resume = "",
+                 bool overwrite = false);
 
 }  // namespace zeropp
