@@ -2,6 +2,7 @@
 # zeropp::git_revision(), with `git describe --always --dirty` of SRC, or
 # "unknown" outside a git checkout (a tarball). OUT is rewritten only when the
 # revision changed, so an unchanged tree rebuilds nothing.
+cmake_minimum_required(VERSION 3.20)
 set(rev unknown)
 find_package(Git QUIET)
 if(GIT_FOUND)

@@ -9,7 +9,7 @@ set -uo pipefail
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cd "$ZEROPP_SOURCE_DIR"
+cd "$ZEROPP_SOURCE_DIR" || exit 1
 [[ -s data/kjv/train.bin ]] || { echo "data/kjv/train.bin missing: run scripts/prepare-corpus"; exit 1; }
 py=/usr/bin/python3
 fails=0 passes=0
@@ -55,8 +55,8 @@ print("val", *["%d:%.4f" % (int(r["step"]), float(r["loss"])) for r in v[v["step
 PY
 }
 from_log() {  # from_log LOG...: the same two lines from what the log printed
-  echo "steps" $(grep -h '^step ' "$@" | sed -E 's|^step ([0-9]+)/.*|\1|')
-  echo "val" $(grep -hE '^val (step|final) ' "$@" | sed -E 's/^val (step |final \| step )([0-9]+) \| loss ([0-9.]+)$/\2:\3/')
+  echo "steps $(grep -h '^step ' "$@" | sed -E 's|^step ([0-9]+)/.*|\1|' | xargs)"
+  echo "val $(grep -hE '^val (step|final) ' "$@" | sed -E 's/^val (step |final \| step )([0-9]+) \| loss ([0-9.]+)$/\2:\3/' | xargs)"
 }
 tables "$work/run" > "$work/tables1" 2>&1
 from_log "$work/out1" > "$work/log1"
