@@ -26,7 +26,7 @@ fi
 if grep -q "git revision : ${rev%-dirty}" "$work/version" && grep -q '^  compiler     : ' "$work/version" &&
   grep -Eq '^  BLAS         : .+' "$work/version" && grep -Eq '^  CUDA         : (on|off)$' "$work/version"; then
   ok "--version: git revision ${rev%-dirty}, compiler, BLAS, CUDA"
-else bad "--version lacks the git revision ($rev) or a build option"; fi
+else bad "--version lacks the git revision ($rev; a binary built before the last commit? rebuild) or a build option"; fi
 
 # 2. A short run: 6 steps, validation every 2, checkpoints every 3.
 run=(--model.n_layer=2 --model.n_embd=32 --model.n_head=2 --train.batch_size=2 --train.seq_len=32
@@ -109,6 +109,17 @@ from_log "$work/out1" "$work/out2" > "$work/log2"
 if diff "$work/log2" "$work/tables2" && grep -qx 'steps 1 2 3 4 5 6 7 8' "$work/tables2"; then
   ok "after the resume metrics.h5 still matches the log ($(tail -1 "$work/tables2"))"
 else bad "after the resume metrics.h5 and the log disagree"; cat "$work/log2" "$work/tables2"; fi
+
+# 6. Generic BLAS kernels on a CPU with AVX2 are warned about (forced here; OPENBLAS_CORETYPE
+# names a kernel set, Prescott runs everywhere).
+OPENBLAS_CORETYPE=Prescott "$ZEROPP" train inputs/default.toml "${run[@]}" --train.steps=1 --train.val_every=0 \
+  --train.out_dir="$work/generic" > "$work/out3" 2>&1 || { bad "run with Prescott kernels failed"; cat "$work/out3"; }
+if grep -qw avx2 /proc/cpuinfo; then
+  if grep -q '^warning: BLAS runs its generic Prescott kernels .* set OPENBLAS_CORETYPE=' "$work/out3"; then
+    ok "generic kernels on an AVX2 CPU: $(grep '^warning: BLAS' "$work/out3")"
+  else bad "no warning about generic kernels on an AVX2 CPU"; fi
+elif grep -q '^warning: BLAS' "$work/out3"; then bad "a warning although the CPU has no AVX2"
+else ok "no AVX2 on this CPU: no warning about Prescott kernels"; fi
 
 echo "$passes passed, $fails failed"
 ((fails == 0))
