@@ -514,5 +514,6 @@ TEST_CASE("metrics file for scaling/metrics_table.py", "[metrics-py]") {
     x.bytes[0] = {2000, 1000 * (rank + 1)};
     x.bytes[1] = {0, 500};
     w.append(x);
+    if (s % 2 == 0) w.append_validation(s, 8.5 - double(s));  // the last: 4.5
   }
 }
