@@ -121,5 +121,13 @@ if grep -qw avx2 /proc/cpuinfo; then
 elif grep -q '^warning: BLAS' "$work/out3"; then bad "a warning although the CPU has no AVX2"
 else ok "no AVX2 on this CPU: no warning about Prescott kernels"; fi
 
+# ... and `bench step` shows the kernels and the same warning.
+OPENBLAS_CORETYPE=Prescott "$ZEROPP" bench step inputs/default.toml "${run[@]}" --steps 1 > "$work/bench" 2>&1 ||
+  { bad "bench step failed"; cat "$work/bench"; }
+if grep -Eq '^  BLAS kernels +: Prescott$' "$work/bench" &&
+  { ! grep -qw avx2 /proc/cpuinfo || grep -q '^warning: BLAS runs its generic Prescott' "$work/bench"; }; then
+  ok "bench step names the kernels (Prescott) and warns on an AVX2 CPU"
+else bad "bench step lacks the kernels row or the warning"; grep -E 'BLAS|warning' "$work/bench"; fi
+
 echo "$passes passed, $fails failed"
 ((fails == 0))
