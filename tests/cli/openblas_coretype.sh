@@ -17,9 +17,10 @@ done
 cpu() {  # cpu NAME FLAGS...: a cpuinfo with these flags, the model number of an Emerald Rapids
   printf 'processor\t: 0\nmodel\t\t: 207\nflags\t\t: fpu sse sse2 %s\n\n' "${*:2}" > "$work/$1"
 }
-cpu spr avx avx2 avx512f avx512dq avx512cd avx512bw avx512vl
-cpu knl avx avx2 avx512f avx512cd  # AVX-512 without BW/VL/DQ (Knights Landing): not SkylakeX's
-cpu hsw avx avx2
+cpu spr avx avx2 fma avx512f avx512dq avx512cd avx512bw avx512vl
+cpu knl avx avx2 fma avx512f avx512cd  # AVX-512 without BW/VL/DQ (Knights Landing): not SkylakeX's
+cpu hsw avx avx2 fma
+cpu nofma avx avx2  # Haswell's kernels need FMA as well
 cpu old sse3
 check() {  # check WANT CPU LIBRARY [VAR=VALUE]: what the script prints
   local got
@@ -37,6 +38,7 @@ check SkylakeX spr "$work/0.3.20/libopenblas.so.0"
 check Haswell knl "$work/0.3.21/libopenblas.so.0"
 check Haswell hsw "$work/0.3.21/libopenblas.so.0"
 check "" old "$work/0.3.21/libopenblas.so.0"
+check "" nofma "$work/0.3.21/libopenblas.so.0"
 check "" spr "$work/0.3.27/libopenblas.so.0"  # newer: it detects the CPU itself
 check "" spr "$work/libopenblas.so.0"         # version unknown: zeropp's start-up warning is the net
 check "" spr "$work/missing.so"
