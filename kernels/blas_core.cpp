@@ -39,9 +39,10 @@ CpuVectorFeatures cpu_vector_features() {
   CpuVectorFeatures f;
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
-  f.avx2 = __builtin_cpu_supports("avx2");
-  f.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  f.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  f.avx512 = f.avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+             __builtin_cpu_supports("avx512dq");
 #endif
   return f;
 }

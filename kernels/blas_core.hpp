@@ -20,7 +20,9 @@ std::string blas_library();
 std::string blas_core_name();
 
 struct CpuVectorFeatures {
-  bool avx2 = false, avx512 = false;  // avx512: the F, BW, VL and DQ subsets
+  // What OpenBLAS's Haswell (AVX2 + FMA) and SkylakeX (AVX-512 F, CD, BW, VL,
+  // DQ) kernels need, as scripts/openblas-coretype checks it.
+  bool avx2 = false, avx512 = false;
 };
 CpuVectorFeatures cpu_vector_features();
 
