@@ -24,7 +24,12 @@ std::string locate_checkpoint(const std::string& arg) {
     return arg;
   }
   const std::string found = resolve_checkpoint(dir.string(), dir.string());
-  if (found.empty()) throw Error(arg + ": no checkpoint in " + dir.string());
+  if (found.empty()) {
+    // A run folder whose checkpoint.dir points elsewhere has config.toml but no checkpoints/.
+    const bool other_dir = dir == p && fs::exists(p / "config.toml", ec);
+    throw Error(arg + ": no checkpoint in " + dir.string() +
+                (other_dir ? " (a run folder with checkpoint.dir elsewhere? give that folder)" : ""));
+  }
   return found;
 }
 

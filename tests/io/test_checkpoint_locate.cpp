@@ -52,8 +52,10 @@ TEST_CASE("locate_checkpoint: one line naming what leads nowhere", "[io]") {
              Catch::Contains(empty) && Catch::Contains("no checkpoint in"));
   CHECK_THAT(error_of([&] { locate_checkpoint(tmp.file("nope")); }),
              Catch::Contains(tmp.file("nope")) && Catch::Contains("no such checkpoint"));
-  // A run folder without checkpoints yet.
-  std::filesystem::create_directories(empty + "/checkpoints");
+  // A run folder whose checkpoints went elsewhere (checkpoint.dir), then one without any yet.
   write_file(empty + "/config.toml", "");
-  CHECK_THAT(error_of([&] { locate_checkpoint(empty); }), Catch::Contains(empty + "/checkpoints"));
+  CHECK_THAT(error_of([&] { locate_checkpoint(empty); }), Catch::Contains("checkpoint.dir elsewhere"));
+  std::filesystem::create_directories(empty + "/checkpoints");
+  CHECK_THAT(error_of([&] { locate_checkpoint(empty); }),
+             Catch::Contains(empty + "/checkpoints") && !Catch::Contains("elsewhere"));
 }
