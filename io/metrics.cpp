@@ -184,18 +184,57 @@ hsize_t length_of(hid_t dset) {
   return n;
 }
 
-// /steps: empty, extendible, chunked; rows never written read step = -1.
-void create_steps(hid_t file, const std::vector<std::string>& names) {
-  H5Handle ftype = row_type(names, true), mtype = row_type(names, false);
+// The /validation row type; `file` as in row_type.
+H5Handle val_type(bool file) {
+  H5Handle t(ZCHECK_H5(H5Tcreate(H5T_COMPOUND, sizeof(ValidationRow))), H5Tclose);
+  ZCHECK_H5(H5Tinsert(t, "step", HOFFSET(ValidationRow, step), file ? H5T_STD_I64LE : H5T_NATIVE_INT64));
+  ZCHECK_H5(H5Tinsert(t, "loss", HOFFSET(ValidationRow, loss), file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE));
+  return t;
+}
+
+// An empty, extendible, chunked table of rows of mtype (file type ftype);
+// rows never written read as `fill` (step = -1).
+void create_table(hid_t file, const char* name, hid_t ftype, hid_t mtype, const void* fill) {
   H5Handle dcpl(ZCHECK_H5(H5Pcreate(H5P_DATASET_CREATE)), H5Pclose);
   ZCHECK_H5(H5Pset_chunk(dcpl, 1, &kChunkRows));
+  ZCHECK_H5(H5Pset_fill_value(dcpl, mtype, fill));
+  const hsize_t dims = 0, maxdims = H5S_UNLIMITED;
+  H5Handle space(ZCHECK_H5(H5Screate_simple(1, &dims, &maxdims)), H5Sclose);
+  H5Handle d(ZCHECK_H5(H5Dcreate2(file, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT)), H5Dclose);
+}
+
+void create_tables(hid_t file, const std::vector<std::string>& names) {
   std::vector<double> fill(names.size(), 0.0);
   const int64_t no_step = -1;
   std::memcpy(&fill[0], &no_step, 8);
-  ZCHECK_H5(H5Pset_fill_value(dcpl, mtype, fill.data()));
-  const hsize_t dims = 0, maxdims = H5S_UNLIMITED;
-  H5Handle space(ZCHECK_H5(H5Screate_simple(1, &dims, &maxdims)), H5Sclose);
-  H5Handle d(ZCHECK_H5(H5Dcreate2(file, "/steps", ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT)), H5Dclose);
+  create_table(file, "/steps", row_type(names, true), row_type(names, false), fill.data());
+  const ValidationRow no_row{-1, 0.0};
+  create_table(file, "/validation", val_type(true), val_type(false), &no_row);
+}
+
+// Resume: keeps the leading rows of `name` with 0 <= step <= last_step (a
+// row of step s was written after s steps, before a checkpoint of step s).
+hsize_t keep_rows_through(hid_t file, const char* name, int64_t last_step) {
+  H5Handle d(ZCHECK_H5(H5Dopen2(file, name, H5P_DEFAULT)), H5Dclose);
+  H5Handle step_only(ZCHECK_H5(H5Tcreate(H5T_COMPOUND, 8)), H5Tclose);
+  ZCHECK_H5(H5Tinsert(step_only, "step", 0, H5T_NATIVE_INT64));
+  std::vector<int64_t> step(length_of(d));
+  if (!step.empty()) ZCHECK_H5(H5Dread(d, step_only, H5S_ALL, H5S_ALL, H5P_DEFAULT, step.data()));
+  hsize_t keep = 0;
+  while (keep < step.size() && step[keep] >= 0 && step[keep] <= last_step) ++keep;
+  ZCHECK_H5(H5Dset_extent(d, &keep));
+  return keep;
+}
+
+// Appends k rows of mtype at row `at` of the table `name`.
+void write_table_rows(hid_t file, const char* name, hid_t mtype, hsize_t at, hsize_t k, const void* rows) {
+  H5Handle d(ZCHECK_H5(H5Dopen2(file, name, H5P_DEFAULT)), H5Dclose);
+  const hsize_t total = at + k;
+  ZCHECK_H5(H5Dset_extent(d, &total));
+  H5Handle space(ZCHECK_H5(H5Dget_space(d)), H5Sclose);
+  ZCHECK_H5(H5Sselect_hyperslab(space, H5S_SELECT_SET, &at, nullptr, &k, nullptr));
+  H5Handle mem(ZCHECK_H5(H5Screate_simple(1, &k, nullptr)), H5Sclose);
+  ZCHECK_H5(H5Dwrite(d, mtype, mem, space, H5P_DEFAULT, rows));
 }
 
 void write_run_attrs(hid_t file, const RunInfo& info, const std::string& hosts) {
@@ -264,9 +303,10 @@ MetricsWriter::MetricsWriter(MPI_Comm comm, const std::string& dir, const RunInf
       if (id < 0)
         throw Error("metrics: cannot create " + path_ + " (does the folder exist and is it writable?)");
       H5Handle file(id, H5Fclose);
-      create_steps(file, fields_);
+      create_tables(file, fields_);
       write_run_attrs(file, info, hosts);
       rows_in_file_ = 0;
+      val_rows_in_file_ = 0;
       return;
     }
     // Resume: check the format, then keep the leading rows with 0 <= step < resume_step.
@@ -275,25 +315,22 @@ MetricsWriter::MetricsWriter(MPI_Comm comm, const std::string& dir, const RunInf
     int64_t version = 0;
     if (!read_string_attr(file, "format", format) || format != kFormat ||
         !read_int_attr(file, "format_version", version) ||
-        ZCHECK_H5(H5Lexists(file, "steps", H5P_DEFAULT)) <= 0)
+        ZCHECK_H5(H5Lexists(file, "steps", H5P_DEFAULT)) <= 0 ||
+        (version == kFormatVersion && ZCHECK_H5(H5Lexists(file, "validation", H5P_DEFAULT)) <= 0))
       throw Error("metrics: cannot resume " + path_ + ": not a zeropp metrics file");
     if (version != kFormatVersion)
       throw Error("metrics: cannot resume " + path_ + ": format version " + std::to_string(version) +
                   ", this build writes " + std::to_string(kFormatVersion));
-    H5Handle steps(ZCHECK_H5(H5Dopen2(file, "steps", H5P_DEFAULT)), H5Dclose);
-    H5Handle ftype(ZCHECK_H5(H5Dget_type(steps)), H5Tclose);
-    H5Handle want = row_type(fields_, true);
-    if (ZCHECK_H5(H5Tequal(ftype, want)) <= 0)
-      throw Error("metrics: cannot resume " + path_ + ": /steps has other fields than this build writes");
-    H5Handle step_only(ZCHECK_H5(H5Tcreate(H5T_COMPOUND, 8)), H5Tclose);
-    ZCHECK_H5(H5Tinsert(step_only, "step", 0, H5T_NATIVE_INT64));
-    std::vector<int64_t> step(length_of(steps));
-    if (!step.empty()) ZCHECK_H5(H5Dread(steps, step_only, H5S_ALL, H5S_ALL, H5P_DEFAULT, step.data()));
-    hsize_t keep = 0;
-    while (keep < step.size() && step[keep] >= 0 && step[keep] < opts.resume_step) ++keep;
-    ZCHECK_H5(H5Dset_extent(steps, &keep));
+    {
+      H5Handle steps(ZCHECK_H5(H5Dopen2(file, "steps", H5P_DEFAULT)), H5Dclose);
+      H5Handle ftype(ZCHECK_H5(H5Dget_type(steps)), H5Tclose);
+      H5Handle want = row_type(fields_, true);
+      if (ZCHECK_H5(H5Tequal(ftype, want)) <= 0)
+        throw Error("metrics: cannot resume " + path_ + ": /steps has other fields than this build writes");
+    }
+    rows_in_file_ = keep_rows_through(file, "steps", opts.resume_step);
+    val_rows_in_file_ = keep_rows_through(file, "validation", opts.resume_step);
     write_run_attrs(file, info, hosts);
-    rows_in_file_ = keep;
   });
 }
 
@@ -345,13 +382,23 @@ void MetricsWriter::append(const StepRecord& rec) {
   if (int64_t(rows_.size() / fields_.size()) >= opts_.flush_every) write_rows();
 }
 
+void MetricsWriter::append_validation(int64_t step, double loss) {
+  if (any_val_ && step <= last_val_step_)
+    throw Error("metrics: validation at step " + std::to_string(step) + " after step " +
+                std::to_string(last_val_step_));
+  if (step < 0) throw Error("metrics: validation at negative step " + std::to_string(step));
+  any_val_ = true;
+  last_val_step_ = step;
+  if (rank_ == 0) val_rows_.push_back({step, loss});
+}
+
 void MetricsWriter::flush() {
   if (rank_ == 0) write_rows();
 }
 
 void MetricsWriter::write_rows() {
-  const hsize_t k = rows_.size() / fields_.size();
-  if (k == 0) return;
+  const hsize_t k = rows_.size() / fields_.size(), kv = val_rows_.size();
+  if (k == 0 && kv == 0) return;
   const hid_t id = try_open(path_);
   if (id < 0) {
     // Keep the rows and try again at the next flush: a metrics file must
@@ -363,18 +410,14 @@ void MetricsWriter::write_rows() {
     return;
   }
   H5Handle file(id, H5Fclose);
-  H5Handle steps(ZCHECK_H5(H5Dopen2(file, "steps", H5P_DEFAULT)), H5Dclose);
   // Rank 0 is the only writer, so its count of rows is the truth: rows that
   // a flush cut short by a crash left behind are overwritten.
-  const hsize_t n = rows_in_file_, total = n + k;
-  ZCHECK_H5(H5Dset_extent(steps, &total));
-  H5Handle space(ZCHECK_H5(H5Dget_space(steps)), H5Sclose);
-  ZCHECK_H5(H5Sselect_hyperslab(space, H5S_SELECT_SET, &n, nullptr, &k, nullptr));
-  H5Handle mem(ZCHECK_H5(H5Screate_simple(1, &k, nullptr)), H5Sclose);
-  H5Handle mtype = row_type(fields_, false);
-  ZCHECK_H5(H5Dwrite(steps, mtype, mem, space, H5P_DEFAULT, rows_.data()));
-  rows_in_file_ = total;
+  if (k > 0) write_table_rows(file, "steps", row_type(fields_, false), rows_in_file_, k, rows_.data());
+  if (kv > 0) write_table_rows(file, "validation", val_type(false), val_rows_in_file_, kv, val_rows_.data());
+  rows_in_file_ += k;
+  val_rows_in_file_ += kv;
   rows_.clear();
+  val_rows_.clear();
   warned_ = false;
 }
 

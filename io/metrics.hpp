@@ -1,4 +1,5 @@
-// Scaling data: metrics.h5 in the run folder, one row per training step.
+// Scaling data: metrics.h5 in the run folder, one row per training step and
+// one per validation.
 //
 // MetricsWriter is collective over an MPI communicator. Every rank calls
 // append() once per step with its own StepRecord; the values that differ
@@ -8,7 +9,8 @@
 // closed between flushes, so the file can be read (h5py, h5dump) while the
 // run is alive, and after a crash holds every row up to the last flush.
 //
-// Layout (format "zeropp-metrics", version 1):
+// Layout (format "zeropp-metrics", version 2; version 1 numbered steps from 0
+// and had no /validation):
 //   /        attributes: format, format_version, deck (TOML text), P, X, Y
 //            (ranks, ranks per node, nodes), code_version, hosts (unique host
 //            names in rank order, one per line), kinds (collective kind
@@ -16,18 +18,23 @@
 //   /steps   1-D, chunked, extendible dataset of a packed compound type, one
 //            row per step (h5py: f["steps"]["loss"], f["steps"][:] gives a
 //            numpy structured array). Members, 8 bytes each:
-//     step, ranks                     int64: the training step, P at that step
+//     step, ranks                     int64: the training step, counted from 1 as
+//                                     the log prints it ("step 12/500" after 12
+//                                     optimizer steps); P at that step
 //     loss, lr, grad_norm             float64: global values (rank 0's record)
 //     <field>.{min,median,max}        float64 over ranks, where <field> is
 //       tokens_per_s, time_s.step, time_s.compute, time_s.<kind>, time_s.wait,
 //       time_s.comm (= the collective kinds + wait)
 //     bytes.<kind>.{intra,inter}.{min,median,max,sum}   float64: bytes sent by
 //       a rank during the step (exact: integers below 2^53)
+//   /validation  1-D, chunked, extendible, packed compound {step int64, loss
+//            float64}: the validation loss after `step` training steps (the
+//            log's "val step N" and "val final" lines).
 // <kind> is one of all_gather, reduce_scatter, all_to_all, all_reduce,
 // broadcast. The median of an even number of ranks is the mean of the two
 // middle values (numpy.median). One dataset keeps a row atomic and a flush
 // cheap. Rows that a crash in the middle of a flush left unwritten read
-// step = -1 (the fill value); readers drop them.
+// step = -1 (the fill value, also in /validation); readers drop them.
 // scaling/metrics_table.py prints tables from one or many such files.
 #pragma once
 
@@ -73,11 +80,18 @@ struct RunInfo {
   std::vector<std::string> hosts;  // empty: gathered with MPI_Get_processor_name
 };
 
+// A row of /validation.
+struct ValidationRow {
+  int64_t step;
+  double loss;
+};
+
 struct MetricsOptions {
   int flush_every = 1;  // rank 0 writes buffered rows every this many steps (>= 1)
   // false: a new metrics.h5 (an existing one is replaced). true: append to
-  // the existing file (created if missing), keeping only the rows with
-  // step < resume_step.
+  // the existing file (created if missing), keeping only the rows (of both
+  // tables) with step <= resume_step: the resumed checkpoint was saved after
+  // resume_step steps.
   bool resume = false;
   int64_t resume_step = 0;
 };
@@ -85,7 +99,7 @@ struct MetricsOptions {
 class MetricsWriter {
  public:
   static constexpr const char* kFileName = "metrics.h5";
-  static constexpr int kFormatVersion = 1;
+  static constexpr int kFormatVersion = 2;
 
   // Collective over comm. `dir` must exist. Throws Error on every rank if
   // the file cannot be created, or (resume) is not a metrics file of this
@@ -99,6 +113,9 @@ class MetricsWriter {
   // Collective: every rank passes its record of the same step; steps must
   // increase. Rank 0 writes every flush_every appends.
   void append(const StepRecord& rec);
+  // Every rank passes the same validation loss after `step` training steps
+  // (not collective; steps must increase); written at the next flush.
+  void append_validation(int64_t step, double loss);
   // Rank 0 writes its buffered rows now; a no-op elsewhere (not collective).
   void flush();
 
@@ -114,9 +131,13 @@ class MetricsWriter {
   int64_t last_step_ = 0;
   bool any_step_ = false;
   bool warned_ = false;
-  std::vector<std::string> fields_;  // members of a /steps row
-  std::vector<double> rows_;         // rank 0: buffered rows, 8 bytes per member (int64 ones bit-copied)
-  uint64_t rows_in_file_ = 0;        // rank 0: rows of /steps that hold data
+  int64_t last_val_step_ = 0;
+  bool any_val_ = false;
+  std::vector<std::string> fields_;      // members of a /steps row
+  std::vector<double> rows_;             // rank 0: buffered rows, 8 bytes per member (int64 ones bit-copied)
+  uint64_t rows_in_file_ = 0;            // rank 0: rows of /steps that hold data
+  std::vector<ValidationRow> val_rows_;  // rank 0: buffered rows of /validation
+  uint64_t val_rows_in_file_ = 0;        // rank 0: rows of /validation that hold data
 };
 
 }  // namespace zeropp

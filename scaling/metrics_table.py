@@ -10,7 +10,8 @@ median over steps (all but the first, which warms up) of the per-step median
 over ranks of tokens/s, that divided by P, the communication share of the
 step time (sum over those steps of the median time in collectives plus
 waiting, over the sum of the median step times), the bytes sent across nodes
-per step by all ranks (mean over those steps), and the last loss.
+per step by all ranks (mean over those steps), the last loss and the last
+validation loss (/validation; "-" without one).
 
 Files of a live run can be read at any time: the writer keeps the file closed
 between flushes; a read that meets a flush is retried. Rows with step -1 (a
@@ -55,12 +56,15 @@ def load(path):
         rows = rows[rows["step"] >= 0]  # unwritten rows of a flush cut short by a crash
         cols = {name: rows[name] for name in rows.dtype.names}
         n = len(rows)
+        val = f["validation"][:] if "validation" in f else None  # format version 1 has none
+        val = val[val["step"] >= 0] if val is not None else []
         return {
             "P": int(attr(f, "P", 0)),
             "X": int(attr(f, "X", 0)),
             "Y": int(attr(f, "Y", 0)),
             "cols": cols,
             "n": n,
+            "val_loss": float(val["loss"][-1]) if len(val) else None,
         }
 
 
@@ -104,7 +108,7 @@ def summary(m):
 def run_row(label, m):
     s = summary(m)
     if s is None:
-        return [label, m["P"], m["X"], m["Y"], 0, "-", "-", "-", "-", "-"]
+        return [label, m["P"], m["X"], m["Y"], 0, "-", "-", "-", "-", "-", "-"]
     return [
         label,
         m["P"],
@@ -116,6 +120,7 @@ def run_row(label, m):
         f"{100 * s['comm_share']:.1f}%",
         f"{s['inter_bytes']:.0f}",
         f"{s['final_loss']:.4f}",
+        f"{m['val_loss']:.4f}" if m["val_loss"] is not None else "-",
     ]
 
 
@@ -163,7 +168,7 @@ def main():
             print(table(header, step_rows(m)))
     else:
         header = ["run", "P", "X", "Y", "steps", "tokens/s", "tokens/s per rank", "comm share",
-                  "cross-node B/step", "final loss"]
+                  "cross-node B/step", "final loss", "final val loss"]
         print(table(header, [run_row(label, load(path)) for path, label in runs]))
 
 

@@ -189,6 +189,11 @@ def run_local(args, study, run, zeropp, log):
         env["LD_PRELOAD"] = yield_lib + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     env.setdefault("OMP_NUM_THREADS", "1")
+    # OpenBLAS 0.3.21 runs generic kernels on recent Intel CPUs unless told (README.md).
+    coretype = subprocess.run(["bash", os.path.join(ROOT, "scripts", "openblas-coretype")],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    if coretype:
+        env["OPENBLAS_CORETYPE"] = coretype
     # A run that failed, or is asked again (--rerun), starts over in its folder.
     cmd = [args.mpirun, "-n", str(run["P"]), zeropp] + zeropp_args(args, run, out_dir) + ["--overwrite"]
     run.update(command=cmd, started=now(), status="running", rc=None, wall_s=None)
@@ -259,6 +264,9 @@ def job_script(args, study, run, zeropp, scheduler):
 set -u
 cd {shlex.quote(ROOT)}
 export OPENBLAS_NUM_THREADS=${{OPENBLAS_NUM_THREADS:-1}} OMP_NUM_THREADS=${{OMP_NUM_THREADS:-1}}
+# OpenBLAS 0.3.21 runs generic kernels on recent Intel CPUs unless told (README.md).
+coretype=$(bash scripts/openblas-coretype)
+if [[ -n $coretype ]]; then export OPENBLAS_CORETYPE=$coretype; fi
 # More ranks on a node than it has CPUs: preload the yield library (see README.md).
 yield_lib={shlex.quote(os.path.join(args.build_dir, "lib", "libzeropp_yield.so"))}
 if [[ -e $yield_lib ]] && (( {X} > $(nproc) )); then export LD_PRELOAD=$yield_lib${{LD_PRELOAD:+:$LD_PRELOAD}}; fi

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/blas_core.hpp"
 #include "kernels/gemm.hpp"
 #include "src/errors.hpp"
 #include "src/logging.hpp"
@@ -170,6 +171,7 @@ int run_bench_step(const Config& cfg, int steps) {
   log_table("zeropp bench step", {
                                      {"ranks", run.topo.describe()},
                                      {"BLAS", gemm_backend_name()},
+                                     {"BLAS kernels", blas_core_name()},
                                      {"steps timed", std::to_string(steps) + " (after 1 warm-up step)"},
                                      {"median step", std::to_string(step_ms) + " ms"},
                                      {"tokens/s", std::to_string(tokens / (step_ms * 1e-3))},
@@ -180,6 +182,7 @@ int run_bench_step(const Config& cfg, int steps) {
                                      {"sent per step, intra-node", human_bytes(all[0]) + " (all ranks)"},
                                      {"sent per step, inter-node", human_bytes(all[1]) + " (all ranks)"},
                                  });
+  if (const std::string w = blas_core_warning(); !w.empty()) log0("warning: %s\n", w.c_str());
   log0(
       "bench step | %s | %.2f ms/step | %.0f tok/s | %.2f GFLOP/s/rank | GEMM %.2f GFLOP/s | ratio %.3f | "
       "intra %.3f MB | inter %.3f MB | peak RSS %.0f MiB\n",

@@ -1,6 +1,7 @@
 #include "src/checkpointing.hpp"
 
 #include "io/checkpoint.hpp"
+#include "src/build_info.hpp"
 #include "src/errors.hpp"
 #include "src/logging.hpp"
 #include "src/optimizer.hpp"
@@ -33,7 +34,7 @@ void save_checkpoint(Run& run, const Config& cfg, int64_t step, int64_t tokens_s
   meta.seed = uint64_t(cfg.train.seed);
   meta.deck_toml = to_toml(cfg);
   meta.zero_toml = zero_section(cfg);
-  meta.code_version = std::string("zeropp ") + ZEROPP_VERSION;
+  meta.code_version = version_line();
   meta.world_size = topo.P;
   meta.ranks_per_node = topo.X;
   meta.nodes = topo.Y;

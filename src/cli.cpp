@@ -4,8 +4,10 @@
 #include <cstdio>
 
 #include "io/checkpoint.hpp"
+#include "io/checkpoint_locate.hpp"
 #include "io/prepare_data.hpp"
 #include "src/bench.hpp"
+#include "src/build_info.hpp"
 #include "src/config.hpp"
 #include "src/errors.hpp"
 #include "src/logging.hpp"
@@ -21,10 +23,13 @@ std::string keys_footer() {
   return s;
 }
 
-// `zeropp ckpt info|verify FILE` (rank 0 reads; the others wait for its verdict).
-int run_ckpt_command(const std::string& file, bool info) {
+// `zeropp ckpt info|verify ARG` (rank 0 reads; the others wait for its verdict).
+int run_ckpt_command(const std::string& arg, bool info) {
+  std::string file;  // rank 0: the checkpoint ARG leads to
   const CheckpointReport r = collectively(MPI_COMM_WORLD, [&] {
-    return world_rank() == 0 ? inspect_checkpoint(file) : CheckpointReport{};
+    if (world_rank() != 0) return CheckpointReport{};
+    file = locate_checkpoint(arg);
+    return inspect_checkpoint(file);
   });
   if (info) {
     const auto& m = r.meta;
@@ -42,11 +47,16 @@ int run_ckpt_command(const std::string& file, bool info) {
     log0("deck at save:\n%s\n", m.deck_toml.c_str());
   }
   size_t bad = 0;
-  for (const auto& d : r.datasets) bad += d.checksum_ok ? 0 : 1;
+  std::string names;  // the failing datasets, named so that one line says what is damaged
+  for (const auto& d : r.datasets) {
+    if (d.checksum_ok) continue;
+    ++bad;
+    names += (names.empty() ? "" : ", ") + d.path;
+  }
   if (bad) {
     if (world_rank() <= 0)
-      std::fprintf(stderr, "zeropp: error: %s: %zu of %zu datasets fail their checksum\n", file.c_str(), bad,
-                   r.datasets.size());
+      std::fprintf(stderr, "zeropp: error: %s: %zu of %zu datasets fail their checksum: %s\n", file.c_str(),
+                   bad, r.datasets.size(), names.c_str());
     return kExitError;
   }
   if (!info) log0("%s: all %zu datasets match their checksums\n", file.c_str(), r.datasets.size());
@@ -61,7 +71,7 @@ std::vector<std::string> overrides_of(const CLI::App* sub) { return sub->remaini
 int run_cli(int argc, char** argv) {
   const bool root = world_rank() <= 0;
   CLI::App app{"zeropp: GPT training with ZeRO-3 and ZeRO++ (qwZ, hpZ, qgZ) over MPI"};
-  app.set_version_flag("--version", std::string("zeropp ") + ZEROPP_VERSION);
+  app.set_version_flag("--version", [] { return version_text(); });
   app.require_subcommand(1);
 
   std::string deck;
@@ -94,9 +104,10 @@ int run_cli(int argc, char** argv) {
   auto* ckpt = app.add_subcommand("ckpt", "Inspect checkpoints");
   ckpt->require_subcommand(1);
   auto* cinfo = ckpt->add_subcommand("info", "Deck, step, layout at save, sizes and per-dataset checksums");
-  cinfo->add_option("file", ckpt_file, "Checkpoint (.h5)")->required();
+  const char* ckpt_help = "Checkpoint (.h5), checkpoint folder, run folder or a `latest` file";
+  cinfo->add_option("checkpoint", ckpt_file, ckpt_help)->required();
   auto* cverify = ckpt->add_subcommand("verify", "Recompute every checksum; exit 0 when all match");
-  cverify->add_option("file", ckpt_file, "Checkpoint (.h5)")->required();
+  cverify->add_option("checkpoint", ckpt_file, ckpt_help)->required();
 
   auto* bench = app.add_subcommand("bench", "Benchmarks");
   bench->require_subcommand(1);

@@ -1,19 +1,70 @@
 #include "src/logging.hpp"
 
+#include <cerrno>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 
 #include "src/errors.hpp"
 
 namespace zeropp {
 
+namespace {
+std::FILE* g_log_file = nullptr;  // LogFile's, rank 0
+// What log0 printed while a LogFile existed but was not open yet (the start-up
+// table and resume lines come before the run folder may be written).
+std::string* g_log_pending = nullptr;
+}
+
 void log0(const char* fmt, ...) {
   if (world_rank() > 0) return;
   va_list ap;
   va_start(ap, fmt);
+  if (g_log_file) {
+    va_list copy;
+    va_copy(copy, ap);
+    std::vfprintf(g_log_file, fmt, copy);
+    va_end(copy);
+    std::fflush(g_log_file);
+  } else if (g_log_pending) {
+    va_list copy;
+    va_copy(copy, ap);
+    const int n = std::vsnprintf(nullptr, 0, fmt, copy);
+    va_end(copy);
+    if (n > 0) {
+      const size_t at = g_log_pending->size();
+      g_log_pending->resize(at + size_t(n) + 1);
+      va_copy(copy, ap);
+      std::vsnprintf(&(*g_log_pending)[at], size_t(n) + 1, fmt, copy);
+      va_end(copy);
+      g_log_pending->resize(at + size_t(n));
+    }
+  }
   std::vfprintf(stdout, fmt, ap);
   va_end(ap);
   std::fflush(stdout);
+}
+
+LogFile::LogFile() {
+  if (world_rank() == 0 && !g_log_pending) g_log_pending = &pending_;
+}
+
+void LogFile::open(const std::string& path, bool append) {
+  if (world_rank() > 0) return;
+  if (g_log_file) throw Error("log file " + path + ": another log file is open");
+  g_log_file = std::fopen(path.c_str(), append ? "a" : "w");
+  if (!g_log_file) throw Error("cannot open log file " + path + ": " + std::strerror(errno));
+  std::fputs(pending_.c_str(), g_log_file);
+  std::fflush(g_log_file);
+  pending_.clear();
+  g_log_pending = nullptr;
+}
+
+LogFile::~LogFile() {
+  if (g_log_pending == &pending_) g_log_pending = nullptr;
+  if (g_log_file) std::fclose(g_log_file);
+  g_log_file = nullptr;
 }
 
 void log_table(const std::string& title, const std::vector<std::pair<std::string, std::string>>& rows) {
@@ -27,9 +78,21 @@ std::string format_step(const StepLine& s) {
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "step %lld/%lld | loss %.4f | lr %.2e | norm %.3f | %.1f ms | %.0f tok/s | %.1f GFLOP/s | "
-                "xnode %.2f MB",
+                "xnode %.2f MB | elapsed %s | ETA %s",
                 (long long)s.step, (long long)s.steps, s.loss, s.lr, s.norm, s.ms, s.tokens_per_s, s.gflops,
-                s.xnode_mb);
+                s.xnode_mb, format_duration(s.elapsed_s).c_str(), format_duration(s.eta_s).c_str());
+  return buf;
+}
+
+double eta_seconds(double seconds, int64_t done, int64_t left) {
+  return done > 0 ? seconds / double(done) * double(left) : 0.0;
+}
+
+std::string format_duration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  const auto total = static_cast<long long>(std::llround(seconds));
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", total / 3600, total / 60 % 60, total % 60);
   return buf;
 }
 

@@ -10,7 +10,9 @@
 #include "io/data_loader.hpp"
 #include "io/metrics.hpp"
 #include "io/run_dir.hpp"
+#include "kernels/blas_core.hpp"
 #include "kernels/gemm.hpp"
+#include "src/build_info.hpp"
 #include "src/checkpointing.hpp"
 #include "src/communicator.hpp"
 #include "src/engine.hpp"
@@ -34,7 +36,7 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   char buf[256];
   std::vector<std::pair<std::string, std::string>> rows;
   rows.emplace_back("deck", deck);
-  rows.emplace_back("version", std::string("zeropp ") + ZEROPP_VERSION);
+  rows.emplace_back("version", version_line());
   rows.emplace_back("ranks", topo.describe());
   std::snprintf(buf, sizeof buf, "GPT-2 L=%d C=%d H=%d V=%d T=%d", m.n_layer, m.n_embd, m.n_head,
                 m.vocab_size, m.max_seq_len);
@@ -57,6 +59,7 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   rows.emplace_back("engine", zero);
   rows.emplace_back("memory per rank", memory_summary(memory));
   rows.emplace_back("BLAS", gemm_backend_name());
+  rows.emplace_back("BLAS kernels", blas_core_name());
   rows.emplace_back("Kokkos", ExecSpace::name());
   rows.emplace_back("data", cfg.data.train + (cfg.data.shuffle ? " (shuffled)" : " (in order)"));
   rows.emplace_back("output", cfg.train.out_dir);
@@ -152,7 +155,9 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   Engine& engine = run.engine;
   const DataLoader& train = *run.train;
   const DataLoader* val = run.val.get();
+  LogFile log_file;  // rank 0's output also goes to train.log in the run folder
   log_table("zeropp training", startup_rows(cfg, deck_path, topo, engine, run.memory));
+  if (const std::string w = blas_core_warning(); !w.empty()) log0("warning: %s\n", w.c_str());
   log0("resolved configuration (also in %s/config.toml):\n%s\n", t.out_dir.c_str(), to_toml(cfg).c_str());
   const ResumePoint from = resume.empty() ? ResumePoint{} : resume_run(run, cfg, resume);
   // Only now, with every check passed and the checkpoint loaded, is the folder written.
@@ -161,14 +166,14 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
       if (use == RunFolderUse::Overwrite) remove_previous_run(cfg);
       make_run_dir(t.out_dir);
       write_text_atomic(t.out_dir, "config.toml", to_toml(cfg));
+      log_file.open(t.out_dir + "/train.log", !resume.empty());
     }
   });
   MetricsOptions mopts;
   mopts.resume = !from.path.empty();
   mopts.resume_step = from.step;
   MetricsWriter metrics(topo.world.get(), t.out_dir,
-                        RunInfo{to_toml(cfg), topo.P, topo.X, topo.Y, std::string("zeropp ") + ZEROPP_VERSION, {}},
-                        mopts);
+                        RunInfo{to_toml(cfg), topo.P, topo.X, topo.Y, version_line(), {}}, mopts);
 
   const double flops_per_token = 3 * forward_flops_per_token(cfg.model, t.seq_len);
   const double tokens_per_step = double(t.batch_size) * t.seq_len * t.grad_accum * topo.P;
@@ -176,6 +181,7 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   if (cfg.checkpoint.at_start && from.step == 0) save_checkpoint(run, cfg, 0, 0);
   double steady_s = 0, last_step_s = 0;
   int64_t steady_n = 0, saved_at = -1;
+  const double loop_started = MPI_Wtime();
   for (int64_t step = from.step; step < t.steps; ++step) {
     // Step boundary: stop (after a checkpoint) on a signal or before the
     // time limit would be crossed by the next two steps. One all-reduce.
@@ -200,7 +206,8 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
       steady_s += dt;
       ++steady_n;
     }
-    metrics.append(metrics_record(step, st, lr, dt, dt - (t1 - t0), tokens_per_step));
+    // Steps count from 1 in metrics.h5, the log and checkpoint names alike.
+    metrics.append(metrics_record(step + 1, st, lr, dt, dt - (t1 - t0), tokens_per_step));
     if ((step + 1) % cfg.log.every == 0 || step + 1 == t.steps) {
       const StepLine line{step + 1,
                           t.steps,
@@ -210,11 +217,16 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
                           dt * 1e3,
                           tokens_per_step / dt,
                           flops_per_token * tokens_per_step / dt * 1e-9,
-                          st.inter_node_bytes_all * 1e-6};
+                          st.inter_node_bytes_all * 1e-6,
+                          MPI_Wtime() - started,
+                          eta_seconds(MPI_Wtime() - loop_started, step + 1 - from.step, t.steps - step - 1)};
       log0("%s\n", format_step(line).c_str());
     }
-    if (val && t.val_every > 0 && (step + 1) % t.val_every == 0 && step + 1 < t.steps)
-      log0("val step %lld | loss %.4f\n", (long long)(step + 1), engine.eval_loss(*val, t.val_batches));
+    if (val && t.val_every > 0 && (step + 1) % t.val_every == 0 && step + 1 < t.steps) {
+      const double loss = engine.eval_loss(*val, t.val_batches);
+      metrics.append_validation(step + 1, loss);
+      log0("val step %lld | loss %.4f\n", (long long)(step + 1), loss);
+    }
     if (cfg.checkpoint.every > 0 && (step + 1) % cfg.checkpoint.every == 0) {
       save_checkpoint(run, cfg, step + 1, tokens_seen);
       saved_at = step + 1;
@@ -223,7 +235,14 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   metrics.flush();
   if (cfg.checkpoint.at_end && saved_at != t.steps && from.step < t.steps)
     save_checkpoint(run, cfg, t.steps, tokens_seen);
-  if (val) log0("val final | loss %.4f\n", engine.eval_loss(*val, t.val_batches));
+  if (val) {
+    const double loss = engine.eval_loss(*val, t.val_batches);
+    if (from.step < t.steps) {  // else metrics.h5 holds it from the run that got there
+      metrics.append_validation(t.steps, loss);
+      metrics.flush();
+    }
+    log0("val final | step %lld | loss %.4f\n", (long long)t.steps, loss);
+  }
   if (steady_n > 0)
     log0("steady state: %.1f ms/step | %.0f tok/s | %.1f GFLOP/s (mean of %lld steps after the first)\n",
          steady_s / double(steady_n) * 1e3, tokens_per_step * double(steady_n) / steady_s,

@@ -132,15 +132,15 @@ struct File {
   ~File() { H5Fclose(id); }
 };
 
-// Every row of /steps, read once in the file's (native) compound type; col()
-// picks one member by name.
+// Every row of /steps (or another table), read once in the file's (native)
+// compound type; col() picks one member by name.
 struct Rows {
   hsize_t n = 0;
   size_t row_bytes = 0;
   std::vector<char> data;
   hid_t type = -1;
-  explicit Rows(const File& f) {
-    const hid_t d = H5Dopen2(f.id, "/steps", H5P_DEFAULT);
+  explicit Rows(const File& f, const char* table = "/steps") {
+    const hid_t d = H5Dopen2(f.id, table, H5P_DEFAULT);
     REQUIRE(d >= 0);
     const hid_t space = H5Dget_space(d), ftype = H5Dget_type(d);
     REQUIRE(H5Sget_simple_extent_ndims(space) == 1);
@@ -364,7 +364,7 @@ TEST_CASE("metrics resume keeps the rows before the resumed step and appends aft
     MetricsWriter w(MPI_COMM_WORLD, dir.str(), run_info(P), opts);
     for (int64_t s = 1; s <= 6; ++s) w.append(make_record(rank, s));
   }
-  // Resumed from a checkpoint of step 4: steps 4.. are redone (other losses).
+  // Resumed from a checkpoint saved after step 4: steps 5.. are redone (other losses).
   opts.resume = true;
   opts.resume_step = 4;
   RunInfo info = run_info(P);
@@ -372,13 +372,13 @@ TEST_CASE("metrics resume keeps the rows before the resumed step and appends aft
   {
     MetricsWriter w(MPI_COMM_WORLD, dir.str(), info, opts);
     MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0) check_rows(dir.file(), range(1, 3), P, [](int64_t) { return 0.0; });
-    for (int64_t s = 4; s <= 5; ++s) w.append(make_record(rank, s, 100.0));
+    if (rank == 0) check_rows(dir.file(), range(1, 4), P, [](int64_t) { return 0.0; });
+    for (int64_t s = 5; s <= 6; ++s) w.append(make_record(rank, s, 100.0));
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  const auto offset = [](int64_t s) { return s >= 4 ? 100.0 : 0.0; };
+  const auto offset = [](int64_t s) { return s >= 5 ? 100.0 : 0.0; };
   if (rank == 0) {
-    check_rows(dir.file(), range(1, 5), P, offset);
+    check_rows(dir.file(), range(1, 6), P, offset);
     File f(dir.file());
     CHECK(string_attr(f, "code_version") == "0.2.0-test");
   }
@@ -388,7 +388,7 @@ TEST_CASE("metrics resume keeps the rows before the resumed step and appends aft
   {
     MetricsWriter w(MPI_COMM_WORLD, dir.str(), info, opts);
     MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0) check_rows(dir.file(), range(1, 5), P, offset);
+    if (rank == 0) check_rows(dir.file(), range(1, 6), P, offset);
     w.append(make_record(rank, 100));
     CHECK_THAT(error_of([&] { w.append(make_record(rank, 100)); }),
                Contains("step 100 appended after step 100"));
@@ -408,6 +408,44 @@ TEST_CASE("metrics resume keeps the rows before the resumed step and appends aft
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) check_rows(dir.file(), {7}, P, [](int64_t) { return 0.0; });
+}
+
+TEST_CASE("metrics /validation: losses by step, kept through the resumed step", "[metrics]") {
+  const int rank = rank_of(), P = size_of();
+  SharedDir dir;
+  MetricsOptions opts;
+  opts.flush_every = 4;  // validation rows wait for the next flush of /steps, or the last
+  {
+    MetricsWriter w(MPI_COMM_WORLD, dir.str(), run_info(P), opts);
+    for (int64_t s = 1; s <= 6; ++s) {
+      w.append(make_record(rank, s));
+      if (s % 2 == 0) w.append_validation(s, 3.0 - 0.25 * double(s));
+    }
+    CHECK_THAT(error_of([&] { w.append_validation(6, 1.0); }), Contains("validation at step 6 after step 6"));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    File f(dir.file());
+    Rows v(f, "/validation");
+    CHECK(v.col<int64_t>("step") == std::vector<int64_t>{2, 4, 6});
+    CHECK(v.col<double>("loss") == std::vector<double>{2.5, 2.0, 1.5});
+  }
+  // Resumed from the checkpoint after step 4: its validation (step 4) stays.
+  opts.resume = true;
+  opts.resume_step = 4;
+  {
+    MetricsWriter w(MPI_COMM_WORLD, dir.str(), run_info(P), opts);
+    w.append(make_record(rank, 5));
+    w.append_validation(6, 0.5);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    File f(dir.file());
+    Rows v(f, "/validation");
+    CHECK(v.col<int64_t>("step") == std::vector<int64_t>{2, 4, 6});
+    CHECK(v.col<double>("loss") == std::vector<double>{2.5, 2.0, 0.5});
+    CHECK(Rows(f).col<int64_t>("step") == range(1, 5));
+  }
 }
 
 TEST_CASE("metrics errors reach every rank and name the file", "[metrics]") {
@@ -476,5 +514,6 @@ TEST_CASE("metrics file for scaling/metrics_table.py", "[metrics-py]") {
     x.bytes[0] = {2000, 1000 * (rank + 1)};
     x.bytes[1] = {0, 500};
     w.append(x);
+    if (s % 2 == 0) w.append_validation(s, 8.5 - double(s));  // the last: 4.5
   }
 }
