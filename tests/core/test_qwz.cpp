@@ -151,9 +151,10 @@ TEST_CASE("qwZ alone sends 2M across nodes per step (ZeRO-3: 3M)", "[zeropp][zer
     CHECK(bytes[2] == (v.quant + v.emb_quant) + (v.bf16 - v.emb_bf16) + v.bf16);
     CHECK(bytes[1] / M < (bits == 8 ? 2.05 : 1.55));
     if (rank == 0)
-      WARN("P=" << P << " X=" << P / 2 << " int" << bits
-                << ", block 256: cross-node bytes per step in units of M = " << M
-                << " (one bf16 all-gather of the model): ZeRO-3 " << bytes[0] / M << ", qwZ " << bytes[1] / M
-                << " (forward-only qwZ " << bytes[2] / M << ")");
+      WARN("P=" << P << " X=" << P / 2 << " int" << bits << ", block 256, M = " << M
+                << " bytes (one bf16 all-gather of the model); cross-node bytes per step: ZeRO-3 "
+                << int64_t(bytes[0]) << " = " << bytes[0] / M << " M, qwZ " << int64_t(bytes[1]) << " = "
+                << bytes[1] / M << " M, forward-only qwZ " << int64_t(bytes[2]) << " = " << bytes[2] / M
+                << " M");
   }
 }
