@@ -149,7 +149,9 @@ TEST_CASE("qwZ alone sends 2M across nodes per step (ZeRO-3: 3M)", "[zeropp][zer
     const Volume& v = vol[1];
     CHECK(bytes[1] == 2 * v.quant + v.bf16);
     CHECK(bytes[2] == (v.quant + v.emb_quant) + (v.bf16 - v.emb_bf16) + v.bf16);
-    CHECK(bytes[1] / M < (bits == 8 ? 2.05 : 1.55));
+    // 2M (int8) or 1.5M (int4) on the same padding, plus the scales (4 bytes per
+    // 256 values: 1/64 M) and their alignment (measured: +0.016 to +0.019 M at P = 2..8)
+    CHECK(bytes[1] / v.bf16 < (bits == 8 ? 2.03 : 1.53));
     if (rank == 0)
       WARN("P=" << P << " X=" << P / 2 << " int" << bits << ", block 256, M = " << M
                 << " bytes (one bf16 all-gather of the model); cross-node bytes per step: ZeRO-3 "
