@@ -33,4 +33,9 @@ inline void bf16_to_fp32(const uint16_t* in, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_fp32(in[i]);
 }
 
+// x[i] <- the fp32 value of its nearest bf16 (what a bf16 round trip gives).
+inline void round_to_bf16(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = bf16_to_fp32(fp32_to_bf16(x[i]));
+}
+
 }  // namespace zeropp

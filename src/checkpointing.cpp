@@ -5,6 +5,7 @@
 #include "src/errors.hpp"
 #include "src/logging.hpp"
 #include "src/optimizer.hpp"
+#include "src/zero_layout.hpp"
 
 namespace zeropp {
 
@@ -14,14 +15,6 @@ std::string zero_section(const Config& c) {
   const std::string all = to_toml(c);
   const auto b = all.find("[zero]");
   return all.substr(b, all.find("\n[", b + 1) - b);
-}
-
-// The layout error-feedback buffers of `c` on P ranks belong to ("" if none);
-// must match Engine::error_feedback_layout().
-std::string ef_layout(const Config& c, int P, int X) {
-  if (!c.zero.quantized_gradients || !c.zero.gradient_error_feedback || P == 1) return "";
-  return "P=" + std::to_string(P) + " X=" + std::to_string(X) + " block=" + std::to_string(c.zero.gradient_block) +
-         " bits=" + std::to_string(c.zero.intra_node_gradient_bits);
 }
 
 }  // namespace
@@ -81,11 +74,14 @@ ResumePoint resume_run(Run& run, const Config& cfg, const std::string& which) {
   if (saved.world_size != topo.P || saved.ranks_per_node != topo.X)
     log0("resume: resharding from P=%d X=%d to %s\n", saved.world_size, saved.ranks_per_node,
          topo.describe().c_str());
-  const bool same_ef = !run.engine.error_feedback_layout().empty() &&
-                       ef_layout(old, saved.world_size, saved.ranks_per_node) == run.engine.error_feedback_layout();
-  if (!run.engine.error_feedback_layout().empty() && !same_ef)
-    log0("resume: qgZ error feedback restarts from zero (saved for another layout or not saved)\n");
-  const CheckpointMeta meta = read_checkpoint(topo.world.get(), rp.path, run.engine.checkpoint_shards(same_ef));
+  const std::string ef_now = run.engine.error_feedback_layout();
+  const std::string ef_saved = error_feedback_layout(old.zero, saved.world_size, saved.ranks_per_node);
+  const bool same_ef = !ef_now.empty() && ef_saved == ef_now;
+  if (!ef_now.empty() && !same_ef)
+    log0("resume: qgZ error feedback restarts from zero (saved: %s; now: %s)\n",
+         ef_saved.empty() ? "none" : ef_saved.c_str(), ef_now.c_str());
+  const CheckpointMeta meta =
+      read_checkpoint(topo.world.get(), rp.path, run.engine.checkpoint_shards(same_ef));
   run.engine.weights_loaded();
   rp.step = meta.step;
   rp.tokens_seen = meta.tokens_seen;

@@ -7,7 +7,8 @@
 // logical tensors, each rank reads its own ranges), the step (from which the
 // learning-rate schedule and the data position follow: both are pure
 // functions of the step), the seed, and qgZ's error-feedback buffers when the
-// layout they belong to is unchanged (else they restart from zero, reported).
+// layout they belong to (P, nodes, unit padding, gradient quantization:
+// zero_layout.hpp) is unchanged, else they restart from zero, reported.
 // hpZ secondaries are never saved: they are rebuilt by the first forward.
 #pragma once
 

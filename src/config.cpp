@@ -81,6 +81,7 @@ std::vector<Field> fields(Config& c) {
       B("zero.quantized_weights", c.zero.quantized_weights),
       I("zero.weight_bits", c.zero.weight_bits),
       I("zero.weight_block", c.zero.weight_block),
+      B("zero.quantized_weights_backward", c.zero.quantized_weights_backward),
       I("zero.hpz_partition_size", c.zero.hpz_partition_size),
       B("zero.quantized_gradients", c.zero.quantized_gradients),
       I("zero.gradient_block", c.zero.gradient_block),

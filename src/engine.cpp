@@ -11,6 +11,7 @@
 #include "src/qgz.hpp"
 #include "src/quant.hpp"
 #include "src/shard.hpp"
+#include "src/zero_layout.hpp"
 
 namespace zeropp {
 
@@ -77,6 +78,7 @@ struct Engine::Impl {
   std::vector<bool> grad_live;
   std::vector<float> reduced;  // this rank's slice of a reduced gradient
   Buf<int32_t> inputs, targets;
+  WeightWatcher watch;  // tests: sees every unit's weights as handed to the model
 
   Impl(const Topology& t, Communicator& c, const ZeroConfig& zc)
       : topo(t),
@@ -86,8 +88,8 @@ struct Engine::Impl {
         wire(zc.comm_dtype == "bf16" ? DType::BF16 : DType::F32) {}
 
   int64_t wire_size(int64_t n) const { return bytes_of(wire, n); }
-  int64_t quant_chunk(int64_t slice) const {  // qwZ: one rank's [payload | scales]
-    return quant::payload_bytes(slice, z.weight_bits) + 4 * (slice / z.weight_block);
+  int64_t quant_chunk(int64_t slice) const {  // qwZ: one rank's [payload | scales], aligned
+    return quant::packed_bytes(slice, z.weight_bits, z.weight_block);
   }
   int slot_for(size_t position) const { return int((size_t(slot_of_pos0) + position) % 2); }
 
@@ -105,11 +107,11 @@ struct Engine::Impl {
           comm.start_allgather(*hpz, us.secondary.data(), recv, us.padded / alpha, wire, purpose, us.name);
       return;
     }
-    if (z.quantized_weights && pass == Pass::Forward) {  // qwZ
+    if (z.quantized_weights && (pass == Pass::Forward || z.quantized_weights_backward)) {  // qwZ
       s.route = Route::Quantized;
       const int64_t n = us.slice, bytes = quant_chunk(n);
       uint8_t* out = s.send.data();
-      float* scales = reinterpret_cast<float*>(out + quant::payload_bytes(n, z.weight_bits));
+      float* scales = reinterpret_cast<float*>(out + quant::packed_scales_offset(n, z.weight_bits));
       quant::quantize(z.weight_bits, us.master.data(), out, scales, n, z.weight_block);
       s.req = comm.start_allgather(world, out, s.wire.data(), bytes, DType::I8, purpose, us.name);
       return;
@@ -131,16 +133,20 @@ struct Engine::Impl {
       const int64_t n = us.slice, bytes = quant_chunk(n);
       for (int r = 0; r < topo.P; ++r) {
         const uint8_t* chunk = s.wire.data() + r * bytes;
-        const float* scales = reinterpret_cast<const float*>(chunk + quant::payload_bytes(n, z.weight_bits));
+        const float* scales =
+            reinterpret_cast<const float*>(chunk + quant::packed_scales_offset(n, z.weight_bits));
         quant::dequantize(z.weight_bits, chunk, scales, s.full.data() + r * n, n, z.weight_block);
       }
+      // Rounded to the wire dtype, so that the hpZ secondaries (kept in it)
+      // hold exactly these weights: every route then hands the model the same.
+      if (wire == DType::BF16) round_to_bf16(s.full.data(), us.padded);
     } else if (wire == DType::BF16) {
       bf16_to_fp32(reinterpret_cast<const uint16_t*>(s.wire.data()), s.full.data(), us.padded);
     }
   }
 
-  // hpZ: keep this rank's part of the forward's full unit (as the compute
-  // used it, dequantized when qwZ is on), in the comm dtype.
+  // hpZ: keep this rank's part of the forward's full unit, in the comm dtype:
+  // exactly the weights the compute used (decode() made them representable).
   void fill_secondary(UnitShard& us, const Slot& s) {
     const int64_t n = us.padded / alpha, off = int64_t(topo.rank % alpha) * n;
     if (wire == DType::BF16)
@@ -189,6 +195,7 @@ struct Engine::Impl {
       if (hpz && pass == Pass::Forward && !us.secondary_valid) fill_secondary(us, s);
     }
     if (pos + 1 < schedule.size()) start_gather(pos + 1);  // prefetch into the other slot
+    if (watch) watch(pass, u, s.full.data(), us.numel);
     return CVec<float>(s.full.data(), us.numel);
   }
 
@@ -233,8 +240,7 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, GPT<
   const ZeroConfig& z = cfg.zero;
   I.alpha = resolve_hpz(z, topo);
   if (I.alpha > 1) I.hpz = std::make_unique<Group>(topo, topo.rank / I.alpha, topo.rank % I.alpha, "hpz");
-  I.align = std::max<int64_t>(z.quantized_weights ? z.weight_block : 1,
-                              z.quantized_gradients ? z.gradient_block : 1);
+  I.align = unit_align(z);
   const ParamLayout& layout = model.layout();
   int64_t max_padded = 0, max_block = 0;
   std::vector<int64_t> padded;
@@ -322,6 +328,9 @@ StepStats Engine::train_step(int64_t step, const DataLoader& loader, double lr) 
   auto& I = *impl_;
   I.comm.set_step(step);
   I.comm.counters().reset();
+  // Validation and sampling between steps may have filled the secondaries:
+  // every step starts from the same state, so that they never change training.
+  I.invalidate_secondaries();
   if (I.qgz && step % cfg_.zero.error_feedback_reset == 0) I.qgz->reset_error_feedback();
   for (auto& s : I.units) Kokkos::deep_copy(s.grad, 0.0f);
   const int A = cfg_.train.grad_accum;
@@ -393,6 +402,8 @@ std::vector<float> Engine::gather_grad(int unit) {
   return gather_full(impl_->comm, impl_->world, s, s.grad);
 }
 
+void Engine::watch_weights(WeightWatcher w) { impl_->watch = std::move(w); }
+
 ShardGroups Engine::checkpoint_shards(bool with_error_feedback) {
   auto& I = *impl_;
   ShardGroups g = {{"model", {}}, {"optimizer/exp_avg", {}}, {"optimizer/exp_avg_sq", {}}};
@@ -434,10 +445,7 @@ ShardGroups Engine::checkpoint_shards(bool with_error_feedback) {
 }
 
 std::string Engine::error_feedback_layout() const {
-  const auto& z = cfg_.zero;
-  if (!impl_->qgz || !impl_->qgz->has_error_feedback()) return "";
-  return "P=" + std::to_string(impl_->topo.P) + " X=" + std::to_string(impl_->topo.X) +
-         " block=" + std::to_string(z.gradient_block) + " bits=" + std::to_string(z.intra_node_gradient_bits);
+  return zeropp::error_feedback_layout(cfg_.zero, impl_->topo.P, impl_->topo.X);
 }
 
 void Engine::weights_loaded() { impl_->invalidate_secondaries(); }

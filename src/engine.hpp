@@ -13,20 +13,28 @@
 // and knows no layer math; with P = 1 every collective is a local copy.
 //
 // ZeRO++ (each independent, ../shared/reference/zeropp-algorithms.md):
-//  - qwZ: the forward gathers each rank's slice quantized blockwise (int8 or
-//    int4, one fp32 scale per block) in one packed buffer [payload | scales],
-//    dequantized once on arrival;
+//  - qwZ: the forward and the backward gather each rank's slice quantized
+//    blockwise (int8 or int4, one fp32 scale per block) in one packed buffer
+//    [payload | scales] (16-byte aligned, quant::packed_bytes), dequantized
+//    once on arrival and rounded to the communication dtype. The same master
+//    slice always gives the same payload, so the forward and the backward of
+//    a step, and both uses of the tied embeddings, see the same weights on
+//    every route (zero.quantized_weights_backward = false: the backward
+//    gathers unquantized, as before);
 //  - hpZ: a secondary partition over groups of alpha consecutive ranks: the
-//    slice of the forward's full unit (dequantized) that this rank holds in its
-//    group, kept in the communication dtype; backward gathers, and forwards of
-//    micro-batches after the first, gather inside the group only. Secondaries
-//    are invalidated at every optimizer step and whenever weights are set;
+//    slice of the forward's full unit (as the compute used it) that this rank
+//    holds in its group, kept in the communication dtype; backward gathers,
+//    and forwards of micro-batches after the first, gather inside the group
+//    only. Secondaries are invalidated at the start and end of every step
+//    (validation and sampling between steps never change what a step sends)
+//    and whenever weights are set;
 //  - qgZ: gradients reach their owners through qgz.hpp's two-hop all-to-all.
 // Units are padded to a multiple of P·block (block: the largest active
-// quantization block), so every slice is a whole number of blocks.
+// quantization block, zero_layout.hpp), so every slice is a whole number of blocks.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -86,6 +94,10 @@ class Engine final : private UnitSource<float> {
   // step (before clipping) (collective; tests, checks and benches).
   std::vector<float> gather_master(int unit);
   std::vector<float> gather_grad(int unit);
+  // Tests: w is called with the n fp32 weights of every unit the model
+  // acquires, in the pass it acquires them (an empty function: off).
+  using WeightWatcher = std::function<void(Pass pass, int unit, const float* w, int64_t n)>;
+  void watch_weights(WeightWatcher w);
 
   // Views of this rank's model states as pieces of the logical tensors, for
   // io/checkpoint: groups "model", "optimizer/exp_avg", "optimizer/exp_avg_sq"
@@ -93,7 +105,7 @@ class Engine final : private UnitSource<float> {
   // "error_feedback" when qgZ keeps error-feedback buffers (per rank; they
   // are only meaningful on the same layout, see error_feedback_layout()).
   ShardGroups checkpoint_shards(bool with_error_feedback);
-  // "P=4 X=2 block=128 bits=4": the layout the error-feedback buffers belong to ("" without them).
+  // The layout the error-feedback buffers belong to ("" without them; zero_layout.hpp).
   std::string error_feedback_layout() const;
   // The master weights (and moments) were overwritten: hpZ secondaries and
   // anything gathered from the old weights are stale.

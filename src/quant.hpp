@@ -12,6 +12,19 @@ namespace zeropp::quant {
 // Payload bytes of n values at `bits` (8 or 4).
 inline int64_t payload_bytes(int64_t n, int bits) { return bits == 8 ? n : n / 2; }
 
+// One packed chunk [payload | pad | scales | pad] of n values (qwZ's gather):
+// the fp32 scales start, and consecutive chunks begin, at 16-byte boundaries,
+// so that every scale is an aligned float (misaligned loads are undefined
+// behaviour, and fault on GPUs) for any width and block.
+constexpr int64_t kPackAlign = 16;
+inline int64_t round_up(int64_t bytes, int64_t to) { return (bytes + to - 1) / to * to; }
+inline int64_t packed_scales_offset(int64_t n, int bits) {
+  return round_up(payload_bytes(n, bits), kPackAlign);
+}
+inline int64_t packed_bytes(int64_t n, int bits, int64_t block) {
+  return round_up(packed_scales_offset(n, bits) + 4 * (n / block), kPackAlign);
+}
+
 inline void quantize(int bits, const float* x, uint8_t* q, float* scales, int64_t n, int64_t block) {
   if (bits == 8)
     quantize_int8(CVec<float>(x, n), Vec<int8_t>(reinterpret_cast<int8_t*>(q), n),

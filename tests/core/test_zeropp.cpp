@@ -99,6 +99,9 @@ TEST_CASE("every ZeRO++ collective sends its closed-form bytes", "[zeropp][zerop
         // forward: micro-batch 0 gathers every unit over the world (quantized
         // with qwZ); the LM head's second use of the embeddings, and every
         // later micro-batch, gather inside the hpZ group when hpZ is on.
+        const auto world = [&](ByteCounters::Bytes& b, int64_t s) {
+          ring(b, p.qw ? quant::packed_bytes(s, p.wbits, wb) : s * 2);
+        };
         for (int m = 0; m < A; ++m) {
           bool emb_seen = false;
           for (int u : run.model.unit_schedule(Pass::Forward)) {
@@ -107,18 +110,16 @@ TEST_CASE("every ZeRO++ collective sends its closed-form bytes", "[zeropp][zerop
             if (u == 0) emb_seen = true;
             if (secondary)
               group(fwd, n);
-            else if (p.qw)
-              ring(fwd, quant::payload_bytes(s, p.wbits) + 4 * (s / wb));
             else
-              ring(fwd, s * 2);
+              world(fwd, s);
           }
-          // backward: all but the embeddings (still resident)
+          // backward: all but the embeddings (still resident), quantized too with qwZ
           for (int u = L + 1; u >= 1; --u) {
             const int64_t n = run.engine.padded(u), s = n / P;
             if (hpz_on)
               group(bwd, n);
             else
-              ring(bwd, s * 2);
+              world(bwd, s);
           }
           for (int u = 0; u <= L + 1; ++u) {
             const int64_t n = run.engine.padded(u), s = n / P;

@@ -1,0 +1,81 @@
+// The pure functions that shape ZeRO++ buffers: qwZ's packed chunk keeps
+// its scales aligned, units are padded to the largest active block, and the
+// error-feedback layout changes exactly when the buffers' shape or meaning does.
+#include <catch2/catch.hpp>
+
+#include "src/quant.hpp"
+#include "src/zero_layout.hpp"
+
+using namespace zeropp;
+
+TEST_CASE("qwZ's packed chunk: scales and chunks start at 16-byte boundaries", "[zero-layout]") {
+  // int4 with small blocks misaligned them before: 2 values are 1 payload byte
+  CHECK(quant::packed_scales_offset(2, 4) == 16);
+  CHECK(quant::packed_bytes(2, 4, 2) == 16 + 16);
+  CHECK(quant::packed_scales_offset(256, 8) == 256);  // already aligned: no padding
+  CHECK(quant::packed_bytes(256, 8, 256) == 256 + 16);
+  CHECK(quant::packed_bytes(1024, 4, 32) == 512 + 128);
+  for (int bits : {8, 4})
+    for (int64_t block : {2, 4, 8, 32, 256})
+      for (int64_t k = 1; k <= 40; ++k) {
+        const int64_t n = k * block, payload = quant::payload_bytes(n, bits);
+        const int64_t off = quant::packed_scales_offset(n, bits), bytes = quant::packed_bytes(n, bits, block);
+        INFO("n=" << n << " bits=" << bits << " block=" << block);
+        CHECK(off % 16 == 0);
+        CHECK(bytes % 16 == 0);
+        CHECK(off >= payload);
+        CHECK(off < payload + 16);
+        CHECK(bytes >= off + 4 * (n / block));
+        CHECK(bytes < off + 4 * (n / block) + 16);
+      }
+}
+
+TEST_CASE("units are padded to the largest active quantization block", "[zero-layout]") {
+  ZeroConfig z;
+  z.weight_block = 256;
+  z.gradient_block = 128;
+  CHECK(unit_align(z) == 1);
+  z.quantized_weights = true;
+  CHECK(unit_align(z) == 256);
+  z.quantized_gradients = true;
+  CHECK(unit_align(z) == 256);
+  z.quantized_weights = false;
+  CHECK(unit_align(z) == 128);
+  z.gradient_block = 512;
+  z.quantized_weights = true;
+  CHECK(unit_align(z) == 512);
+}
+
+TEST_CASE("the error-feedback layout names everything that shapes its buffers", "[zero-layout]") {
+  ZeroConfig z;
+  z.quantized_gradients = true;
+  CHECK(error_feedback_layout(z, 4, 2).empty());  // no error feedback, no buffers
+  z.gradient_error_feedback = true;
+  const std::string base = error_feedback_layout(z, 4, 2);
+  CHECK(base == "P=4 X=2 align=128 block=128 bits=4");
+  const auto differs = [&](ZeroConfig c, int P, int X) { return error_feedback_layout(c, P, X) != base; };
+  ZeroConfig c = z;
+  // qwZ's settings change the padding of every unit, hence the buffers' shape
+  c.quantized_weights = true;  // weight_block 256 > gradient_block 128
+  CHECK(differs(c, 4, 2));
+  c.weight_block = 512;
+  CHECK(error_feedback_layout(c, 4, 2) != error_feedback_layout(z, 4, 2));
+  CHECK(error_feedback_layout(c, 4, 2) == "P=4 X=2 align=512 block=128 bits=4");
+  c.weight_block = 64;  // below the gradient block: the same padding
+  CHECK_FALSE(differs(c, 4, 2));
+  CHECK(differs(z, 8, 2));
+  CHECK(differs(z, 4, 4));
+  c = z;
+  c.gradient_block = 64;
+  CHECK(differs(c, 4, 2));
+  c = z;
+  c.intra_node_gradient_bits = 8;
+  CHECK(differs(c, 4, 2));
+  // what neither shapes nor reinterprets the buffers may change
+  c = z;
+  c.weight_bits = 4;
+  c.hpz_partition_size = 0;
+  c.error_feedback_beta = 0.5;
+  c.comm_dtype = "fp32";
+  CHECK_FALSE(differs(c, 4, 2));
+}
