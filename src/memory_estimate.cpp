@@ -6,6 +6,7 @@
 #include "src/param_layout.hpp"
 #include "src/quant.hpp"
 #include "src/shard.hpp"
+#include "src/zero_layout.hpp"
 
 namespace zeropp {
 
@@ -24,8 +25,7 @@ int64_t activation_bytes(const ModelConfig& m, int B, int T) {
 MemoryEstimate estimate_memory(const Config& cfg, int P, int X) {
   const ZeroConfig& z = cfg.zero;
   const ParamLayout layout = ParamLayout::gpt2(cfg.model);
-  const int64_t align = std::max<int64_t>(z.quantized_weights ? z.weight_block : 1,
-                                          z.quantized_gradients ? z.gradient_block : 1);
+  const int64_t align = unit_align(z);
   const int64_t wire_bytes = z.comm_dtype == "bf16" ? 2 : 4;
   const int requested = z.hpz_partition_size == 0 ? X : z.hpz_partition_size;
   const int alpha = requested >= 1 && requested <= P && P % requested == 0 ? requested : 1;
@@ -48,7 +48,7 @@ MemoryEstimate estimate_memory(const Config& cfg, int P, int X) {
   int64_t send = wire_bytes == 4 ? 0 : wire_bytes * max_slice;
   int64_t wire = wire_bytes == 4 ? 0 : wire_bytes * max_padded;
   if (z.quantized_weights) {
-    const int64_t chunk = quant::payload_bytes(max_slice, z.weight_bits) + 4 * (max_slice / z.weight_block);
+    const int64_t chunk = quant::packed_bytes(max_slice, z.weight_bits, z.weight_block);
     send = std::max(send, chunk);
     wire = std::max(wire, chunk * P);
   }
