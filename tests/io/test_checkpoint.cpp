@@ -818,9 +818,11 @@ TEST_CASE("resume auto falls back to the newest checkpoint that verifies and nam
   CHECK(c.path == dir.file(checkpoint_name(1)));
   CHECK(choose_resume_checkpoint(MPI_COMM_WORLD, dir.str(), "ignored").path == c.path);
   if (r == 0) {
-    REQUIRE(c.skipped.size() == 2);
-    CHECK_THAT(c.skipped[0], Contains("step_00000003.h5 (/model/long: checksum mismatch"));
-    CHECK_THAT(c.skipped[1], Contains("step_00000002.h5 (checkpoint " + dir.file(checkpoint_name(2))));
+    CHECK(c.skipped.size() == 2);  // not REQUIRE: rank 0 alone must not leave the collectives below
+    if (c.skipped.size() == 2) {
+      CHECK_THAT(c.skipped[0], Contains("step_00000003.h5 (/model/long: checksum mismatch"));
+      CHECK_THAT(c.skipped[1], Contains("step_00000002.h5 (checkpoint " + dir.file(checkpoint_name(2))));
+    }
   }
   Shards rd(kSpecs, even_split(r, p), false);
   CHECK(read_checkpoint(MPI_COMM_WORLD, c.path, rd.groups).step == 1);
