@@ -21,6 +21,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "io/disk_space.hpp"
 #include "src/errors.hpp"
 
 namespace zeropp {
@@ -1107,8 +1108,11 @@ void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& 
       err = "checkpoint directory " + dir + ": cannot create: " + (ec ? ec.message() : "not a directory");
     else if (::access(dir.c_str(), W_OK | X_OK) != 0)
       err = "checkpoint directory " + dir + ": not writable: " + std::strerror(errno);
-    else
-      remove_stale_temporaries(dir);
+    else {
+      remove_stale_temporaries(dir);  // first: they may hold the space needed
+      if (const auto full = disk_space_problem(dir, checkpoint_bytes_estimate(groups)))
+        err = what + ": " + *full;
+    }
   }
   agree_on_error(comm, err);
   timer.mark("checks");
@@ -1219,6 +1223,7 @@ void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& 
   maybe_fault(rank, CheckpointFault::kBeforeRename);
 
   // 6. Commit on rank 0: fsync, rename, fsync the directory, `latest`, retention.
+  //    A failure before the rename removes the temporary file.
   if (rank == 0) {
     try {
       fsync_path(tmp_path, false);
@@ -1226,9 +1231,14 @@ void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& 
       err = e.what();
     }
   }
+  try {
+    agree_on_error(comm, err);
+  } catch (const Error&) {
+    if (rank == 0) ::unlink(tmp_path.c_str());
+    throw;
+  }
   timer.mark("fsync");
-  ZCHECK_MPI(MPI_Barrier(comm));
-  if (rank == 0 && !err) {
+  if (rank == 0) {
     try {
       if (std::rename(tmp_path.c_str(), final_path.c_str()) != 0)
         throw Error(final_path + ": cannot rename " + tmp_path + " into place: " + std::strerror(errno));
@@ -1355,12 +1365,20 @@ std::string resolve_checkpoint(const std::string& spec, const std::string& dir) 
     if (!fs::exists(spec, ec)) throw Error("checkpoint " + spec + ": no such file");
     return spec;
   }
-  if (d.empty() || !fs::is_directory(d, ec)) return "";
-  const std::string latest = read_latest(d);
-  if (!latest.empty() && latest.find('/') == std::string::npos && fs::is_regular_file(join(d, latest), ec))
-    return join(d, latest);
-  const auto found = checkpoints_in(d);
-  return found.empty() ? "" : join(d, found.front().second);
+  const auto found = checkpoint_candidates(d);
+  return found.empty() ? "" : found.front();
+}
+
+std::vector<std::string> checkpoint_candidates(const std::string& dir) {
+  std::error_code ec;
+  if (dir.empty() || !fs::is_directory(dir, ec)) return {};
+  std::vector<std::string> out;
+  const std::string latest = read_latest(dir);
+  if (!latest.empty() && latest.find('/') == std::string::npos && fs::is_regular_file(join(dir, latest), ec))
+    out.push_back(join(dir, latest));
+  for (const auto& f : checkpoints_in(dir))
+    if (f.second != latest) out.push_back(join(dir, f.second));
+  return out;
 }
 
 CheckpointReport inspect_checkpoint(const std::string& path) {

@@ -67,8 +67,10 @@ std::string checkpoint_name(int64_t step);
 // Collective over comm. Writes dir/name atomically (see above); dir is created
 // if missing. Then keeps the newest `keep` checkpoints by the step in their name
 // (0 = all), never the one just written. Throws Error (same on all ranks) for
-// bad arguments or an unwritable directory; an I/O failure in the middle of the
-// collective write aborts the job with file:line (the previous checkpoint is intact).
+// bad arguments, an unwritable directory or a file system without room for the
+// file (io/disk_space.hpp; checked before writing); an I/O failure in the middle
+// of the collective write aborts the job with file:line (the previous checkpoint
+// is intact).
 void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& name,
                       const ShardGroups& groups, const CheckpointMeta& meta, int keep);
 
@@ -85,6 +87,10 @@ CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const Sha
 // Anything else is a file path, returned as is (Error if it does not exist).
 // `dir` is the checkpoint directory used for "auto".
 std::string resolve_checkpoint(const std::string& dir_or_file_or_auto, const std::string& dir);
+
+// One process, no MPI. The checkpoints in dir, best first: the file `latest`
+// names (when it exists), then the others by step, highest first.
+std::vector<std::string> checkpoint_candidates(const std::string& dir);
 
 struct DatasetReport {
   std::string path;  // "/model/wte.weight", "/state/scalars/lr", ...

@@ -1,9 +1,11 @@
 #include "src/checkpointing.hpp"
 
 #include "io/checkpoint.hpp"
+#include "io/resume_choice.hpp"
 #include "src/build_info.hpp"
 #include "src/errors.hpp"
 #include "src/logging.hpp"
+#include "src/non_finite.hpp"
 #include "src/optimizer.hpp"
 #include "src/zero_layout.hpp"
 
@@ -19,7 +21,7 @@ std::string zero_section(const Config& c) {
 
 }  // namespace
 
-void save_checkpoint(Run& run, const Config& cfg, int64_t step, int64_t tokens_seen) {
+std::string save_checkpoint(Run& run, const Config& cfg, int64_t step, int64_t tokens_seen) {
   const Topology& topo = run.topo;
   CheckpointMeta meta;
   meta.step = step;
@@ -41,18 +43,26 @@ void save_checkpoint(Run& run, const Config& cfg, int64_t step, int64_t tokens_s
   const auto& c = cfg.checkpoint;
   if (c.fault_kill_rank >= 0 && step == c.fault_kill_step)
     set_checkpoint_fault(c.fault_kill_rank, c.fault_kill_after);
+  const ShardGroups shards = run.engine.checkpoint_shards(true);
+  collectively(topo.world.get(), [&] {
+    if (const auto bad = first_non_finite(shards))
+      throw Error("checkpoint step " + std::to_string(step) + ": refusing to save non-finite values (" +
+                  *bad + " is not finite)");
+  });
   const double t0 = MPI_Wtime();
-  write_checkpoint(topo.world.get(), checkpoint_dir(cfg), checkpoint_name(step), run.engine.checkpoint_shards(true),
-                   meta, c.keep);
+  write_checkpoint(topo.world.get(), checkpoint_dir(cfg), checkpoint_name(step), shards, meta, c.keep);
   clear_checkpoint_fault();
   log0("checkpoint: step %lld saved to %s/%s in %.2f s\n", (long long)step, checkpoint_dir(cfg).c_str(),
        checkpoint_name(step).c_str(), MPI_Wtime() - t0);
+  return checkpoint_dir(cfg) + "/" + checkpoint_name(step);
 }
 
 ResumePoint resume_run(Run& run, const Config& cfg, const std::string& which) {
   const Topology& topo = run.topo;
   ResumePoint rp;
-  rp.path = collectively(topo.world.get(), [&] { return resolve_checkpoint(which, checkpoint_dir(cfg)); });
+  const ResumeChoice choice = choose_resume_checkpoint(topo.world.get(), which, checkpoint_dir(cfg));
+  for (const auto& s : choice.skipped) log0("resume: skipped %s\n", s.c_str());
+  rp.path = choice.path;
   if (rp.path.empty()) {
     log0("resume: no checkpoint in %s: starting from step 0\n", checkpoint_dir(cfg).c_str());
     return rp;

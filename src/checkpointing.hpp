@@ -20,8 +20,9 @@
 
 namespace zeropp {
 
-// Collective. Writes checkpoint_dir(cfg)/step_<step>.h5 after `step` steps.
-void save_checkpoint(Run& run, const Config& cfg, int64_t step, int64_t tokens_seen);
+// Collective. Writes checkpoint_dir(cfg)/step_<step>.h5 after `step` steps and
+// returns its path. Refuses (Error) weights or moments that are not finite.
+std::string save_checkpoint(Run& run, const Config& cfg, int64_t step, int64_t tokens_seen);
 
 struct ResumePoint {
   int64_t step = 0, tokens_seen = 0;

@@ -32,8 +32,17 @@ struct AgreedError : Error {
 };
 
 // Exit statuses of the zeropp binary (documented in README.md).
-// 3: stopped on SIGUSR1/SIGTERM or train.max_runtime after saving a checkpoint.
-enum ExitStatus : int { kExitOk = 0, kExitError = 1, kExitUsage = 2, kExitStopped = 3 };
+// 3: stopped on SIGUSR1/SIGTERM/SIGINT or train.max_runtime after saving a checkpoint.
+// 4: stopped because the loss or gradient norm was not finite (nothing saved after it).
+// 130: a second SIGINT before the first was acted on: ended at once, nothing saved.
+enum ExitStatus : int {
+  kExitOk = 0,
+  kExitError = 1,
+  kExitUsage = 2,
+  kExitStopped = 3,
+  kExitNonFinite = 4,
+  kExitInterrupted = 130
+};
 
 // Rank in MPI_COMM_WORLD, or -1 before MPI_Init.
 int world_rank();

@@ -1,6 +1,7 @@
 #include "src/train.hpp"
 
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
@@ -18,6 +19,7 @@
 #include "src/engine.hpp"
 #include "src/errors.hpp"
 #include "src/logging.hpp"
+#include "src/non_finite.hpp"
 #include "src/optimizer.hpp"
 #include "src/sampler.hpp"
 #include "src/topology.hpp"
@@ -97,23 +99,30 @@ Run::Run(const Config& cfg, MPI_Comm base)
 
 namespace {
 
-// SIGUSR1 (Slurm's --signal) and SIGTERM (PBS at walltime, scancel) only set
-// this flag; the ranks agree on it at the next step boundary.
+// SIGUSR1 (Slurm's --signal), SIGTERM (PBS at walltime, scancel) and SIGINT
+// (Ctrl-C) only set this flag; the ranks agree on it at the next step boundary.
+// A second Ctrl-C ends the process at once, with a status of its own (dying
+// of SIGINT would make mpiexec exit 2, the status of a usage error).
 volatile std::sig_atomic_t g_stop_signal = 0;
-extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
+extern "C" void on_stop_signal(int sig) {
+  if (sig == SIGINT && g_stop_signal == SIGINT) _exit(kExitInterrupted);
+  g_stop_signal = sig;
+}
 
 struct StopSignals {
-  struct sigaction old_usr1{}, old_term{};
+  struct sigaction old_usr1{}, old_term{}, old_int{};
   StopSignals() {
     struct sigaction sa{};
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR1, &sa, &old_usr1);
     sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGINT, &sa, &old_int);
   }
   ~StopSignals() {
     sigaction(SIGUSR1, &old_usr1, nullptr);
     sigaction(SIGTERM, &old_term, nullptr);
+    sigaction(SIGINT, &old_int, nullptr);
   }
 };
 
@@ -178,7 +187,8 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   const double flops_per_token = 3 * forward_flops_per_token(cfg.model, t.seq_len);
   const double tokens_per_step = double(t.batch_size) * t.seq_len * t.grad_accum * topo.P;
   int64_t tokens_seen = from.tokens_seen;
-  if (cfg.checkpoint.at_start && from.step == 0) save_checkpoint(run, cfg, 0, 0);
+  std::string last_saved = from.path;  // for the message when the loss turns non-finite
+  if (cfg.checkpoint.at_start && from.step == 0) last_saved = save_checkpoint(run, cfg, 0, 0);
   double steady_s = 0, last_step_s = 0;
   int64_t steady_n = 0, saved_at = -1;
   const double loop_started = MPI_Wtime();
@@ -222,13 +232,22 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
                           eta_seconds(MPI_Wtime() - loop_started, step + 1 - from.step, t.steps - step - 1)};
       log0("%s\n", format_step(line).c_str());
     }
+    // loss and norm are all-reduced: every rank takes this branch together.
+    // The weights just took a non-finite step: nothing more is saved.
+    if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm)) {
+      metrics.flush();
+      if (topo.rank == 0)
+        std::fprintf(stderr, "zeropp: error: %s\n",
+                     non_finite_message(step + 1, st.loss, st.grad_norm, last_saved).c_str());
+      return kExitNonFinite;
+    }
     if (val && t.val_every > 0 && (step + 1) % t.val_every == 0 && step + 1 < t.steps) {
       const double loss = engine.eval_loss(*val, t.val_batches);
       metrics.append_validation(step + 1, loss);
       log0("val step %lld | loss %.4f\n", (long long)(step + 1), loss);
     }
     if (cfg.checkpoint.every > 0 && (step + 1) % cfg.checkpoint.every == 0) {
-      save_checkpoint(run, cfg, step + 1, tokens_seen);
+      last_saved = save_checkpoint(run, cfg, step + 1, tokens_seen);
       saved_at = step + 1;
     }
   }

@@ -20,6 +20,7 @@
 
 #include "io/checkpoint.hpp"
 #include "io/io_test_support.hpp"
+#include "io/resume_choice.hpp"
 #include "src/errors.hpp"
 
 using namespace zeropp;
@@ -792,4 +793,47 @@ TEST_CASE("checkpoint write/read bandwidth against raw write+fsync", "[.ckpt-ben
         p, reps - 1, ratios_w[ratios_w.size() / 2], ratios_rw[ratios_rw.size() / 2],
         ratios_r[ratios_r.size() / 2]);
   }
+}
+
+TEST_CASE("resume auto falls back to the newest checkpoint that verifies and names the ones it skipped",
+          "[ckpt]") {
+  SharedDir dir;
+  const int r = rank_in(), p = size_in();
+  Shards w(kSpecs, even_split(r, p), true);
+  for (int s = 1; s <= 3; ++s)
+    write_checkpoint(MPI_COMM_WORLD, dir.str(), checkpoint_name(s), w.groups, sample_meta(s), 0);
+  const ResumeChoice intact = choose_resume_checkpoint(MPI_COMM_WORLD, "auto", dir.str());
+  CHECK(intact.path == dir.file(checkpoint_name(3)));
+  CHECK(intact.skipped.empty());
+  // The newest: one flipped byte; the next: cut in half.
+  if (r == 0) {
+    hsize_t bytes = 0;
+    const haddr_t off = dataset_offset(dir.file(checkpoint_name(3)), "/model/long", &bytes);
+    REQUIRE(off != HADDR_UNDEF);
+    flip_byte(dir.file(checkpoint_name(3)), off + bytes / 3);
+    fs::resize_file(dir.file(checkpoint_name(2)), fs::file_size(dir.file(checkpoint_name(2))) / 2);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const ResumeChoice c = choose_resume_checkpoint(MPI_COMM_WORLD, "auto", dir.str());
+  CHECK(c.path == dir.file(checkpoint_name(1)));
+  CHECK(choose_resume_checkpoint(MPI_COMM_WORLD, dir.str(), "ignored").path == c.path);
+  if (r == 0) {
+    CHECK(c.skipped.size() == 2);  // not REQUIRE: rank 0 alone must not leave the collectives below
+    if (c.skipped.size() == 2) {
+      CHECK_THAT(c.skipped[0], Contains("step_00000003.h5 (/model/long: checksum mismatch"));
+      CHECK_THAT(c.skipped[1], Contains("step_00000002.h5 (checkpoint " + dir.file(checkpoint_name(2))));
+    }
+  }
+  Shards rd(kSpecs, even_split(r, p), false);
+  CHECK(read_checkpoint(MPI_COMM_WORLD, c.path, rd.groups).step == 1);
+  CHECK(all_ranks(rd.matches(kSpecs)));
+  // A file named explicitly is taken as is: read_checkpoint refuses it.
+  CHECK(choose_resume_checkpoint(MPI_COMM_WORLD, dir.file(checkpoint_name(3)), "").path ==
+        dir.file(checkpoint_name(3)));
+  // None verifies: one error on every rank naming each file.
+  if (r == 0) fs::resize_file(dir.file(checkpoint_name(1)), 100);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const std::string err = error_of([&] { choose_resume_checkpoint(MPI_COMM_WORLD, "auto", dir.str()); });
+  CHECK_THAT(err, Contains("resume: no checkpoint in " + dir.str() + " verifies: step_00000003.h5 ("));
+  CHECK_THAT(err, Contains("; step_00000001.h5 ("));
 }

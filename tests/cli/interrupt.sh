@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Ctrl-C (SIGINT) behaves like SIGTERM: every rank agrees at the next step
+# boundary, saves a checkpoint and exits 3, and so does mpiexec (see the note
+# on hydra below).
+# Three ways in: SIGINT to mpiexec (it forwards it to the ranks), SIGINT to
+# mpiexec's process group as a terminal's Ctrl-C sends it (hydra runs its proxy
+# and the ranks in sessions of their own, so only mpiexec is in that group), and
+# a second SIGINT to the ranks, which aborts at once (a rank stuck by fault
+# injection keeps the others in a collective, so the first is never honoured):
+# exit status 130.
+set -uo pipefail
+: "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$ZEROPP_SOURCE_DIR"
+[[ -s data/kjv/train.bin ]] || { echo "data/kjv/train.bin missing: run scripts/prepare-corpus"; exit 1; }
+fails=0 passes=0
+ok() { echo "ok   $1"; passes=$((passes + 1)); }
+bad() { echo "FAIL $1"; fails=$((fails + 1)); }
+common=(--model.n_layer=2 --model.n_embd=64 --train.batch_size=4 --train.seq_len=64 --model.max_seq_len=64
+        --train.sample_tokens=0 --data.val= --log.every=1 --train.steps=100000)
+# Each rank reports its own exit status (bash waits for zeropp on SIGINT).
+rank=(bash -c '"$0" "$@"; rc=$?; echo "rank exit status $rc"; exit $rc' "$ZEROPP")
+# start OUT ARGS...: mpiexec (under timeout) in the background
+start() {
+  local out=$1
+  shift
+  timeout 300 "$MPIEXEC" -n 2 "${rank[@]}" train inputs/default.toml "${common[@]}" --train.out_dir="$out" "$@" \
+    > "$out.log" 2>&1 &
+  launcher=$!
+  for _ in $(seq 300); do grep -q '^step 3/' "$out.log" 2> /dev/null && break; sleep 0.2; done
+}
+ranks_of() { pgrep -f -- "^$ZEROPP train .*--train.out_dir=$1( |\$)"; }
+# Hydra (MPICH 4.0.2) sometimes exits 0 after forwarding SIGINT although every
+# rank exited 3 (seen about 1 run in 8; a race inside mpiexec): said loudly.
+stopped_ok() {  # stopped_ok NAME OUT RC
+  local latest ranks3
+  latest=$(cat "$2/checkpoints/latest" 2> /dev/null)
+  ranks3=$(grep -c '^rank exit status 3$' "$2.log")
+  if [[ $3 -eq 0 && $ranks3 -eq 2 ]]; then echo "NOTE $1: both ranks exited 3 but mpiexec reported 0 (hydra's race)"; fi
+  if [[ $3 -eq 3 || $3 -eq 0 ]] && [[ $ranks3 -eq 2 ]] && grep -q 'stopping at step .*(signal)' "$2.log" &&
+    [[ -n $latest ]] && "$ZEROPP" ckpt verify "$2/checkpoints/$latest" > /dev/null; then
+    ok "$1: both ranks exit 3 (mpiexec: $3), $latest saved and verifies ($(grep 'stopping at step' "$2.log"))"
+  else
+    bad "$1: rc=$3 latest=${latest:-none}"
+    tail -5 "$2.log"
+  fi
+}
+
+# 1. SIGINT to mpiexec alone: it forwards it to the ranks.
+out="$work/launcher"
+start "$out"
+kill -INT "$launcher"
+wait "$launcher"
+stopped_ok "SIGINT to mpiexec" "$out" $?
+
+# 2. Ctrl-C at a terminal: SIGINT to the foreground process group, here mpiexec
+#    as the leader of its own session (no `timeout` in the group: it would
+#    forward a second SIGINT, which makes hydra kill the job).
+out="$work/group"
+setsid "$MPIEXEC" -n 2 "${rank[@]}" train inputs/default.toml "${common[@]}" --train.out_dir="$out" > "$out.log" 2>&1 &
+launcher=$!
+(sleep 300 && kill -KILL "$launcher") > /dev/null 2>&1 &
+guard=$!
+for _ in $(seq 300); do grep -q '^step 3/' "$out.log" 2> /dev/null && break; sleep 0.2; done
+kill -INT -- "-$launcher"
+wait "$launcher"
+rc=$?
+kill "$guard" 2> /dev/null
+stopped_ok "Ctrl-C (SIGINT to mpiexec's process group)" "$out" $rc
+
+# 3. A second SIGINT aborts at once: rank 1 stalls at step 5, the other waits in
+#    a collective (watchdog at 120 s), so the first SIGINT is never acted on.
+out="$work/twice"
+start "$out" --comm.timeout_s=120 --comm.fault_stall_rank=1 --comm.fault_stall_step=5
+for _ in $(seq 300); do grep -q '^step 5/' "$out.log" 2> /dev/null && break; sleep 0.2; done
+sleep 1
+pids=$(ranks_of "$out")
+t0=$(date +%s)
+# shellcheck disable=SC2086
+kill -INT $pids
+sleep 1.5
+alive=0
+# shellcheck disable=SC2086
+kill -0 $pids 2> /dev/null && alive=1  # the first SIGINT only asked them to stop
+# shellcheck disable=SC2086
+kill -INT $pids 2> /dev/null
+wait "$launcher"
+rc=$?
+elapsed=$(($(date +%s) - t0))
+if [[ -n $pids && $alive -eq 1 && $rc -eq 130 && $elapsed -lt 60 ]] && ! grep -q 'stopping at step' "$out.log" &&
+  [[ ! -e "$out/checkpoints/latest" ]]; then
+  ok "a second SIGINT aborts at once (exit $rc after ${elapsed}s, nothing saved)"
+else
+  bad "second SIGINT: rc=$rc after ${elapsed}s, alive after the first: $alive, ranks: ${pids:-none}"
+  tail -5 "$out.log"
+fi
+echo "$passes passed, $fails failed"
+[[ $fails -eq 0 ]]
