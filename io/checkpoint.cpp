@@ -295,7 +295,7 @@ class Unpacker {
 
  private:
   void raw(void* p, size_t n) {
-    std::memcpy(p, buf_.data() + pos_, n);
+    if (n > 0) std::memcpy(p, buf_.data() + pos_, n);  // an empty vector's data() may be null
     pos_ += n;
   }
   const std::string& buf_;
