@@ -296,7 +296,7 @@ class Unpacker {
 
  private:
   void raw(void* p, size_t n) {
-    std::memcpy(p, buf_.data() + pos_, n);
+    if (n > 0) std::memcpy(p, buf_.data() + pos_, n);  // an empty vector's data() may be null
     pos_ += n;
   }
   const std::string& buf_;
@@ -1155,7 +1155,7 @@ void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& 
     H5Id scalars = create_group(state.get(), "scalars");
     for (const auto& [k, v] : meta.scalars) {
       std::vector<uint64_t> bits(v.size());
-      std::memcpy(bits.data(), v.data(), v.size() * 8);
+      if (!v.empty()) std::memcpy(bits.data(), v.data(), v.size() * 8);  // null data(): undefined even for 0
       write_state_dataset(scalars.get(), k, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v.data(), int64_t(v.size()),
                           bits, dxpl.get(), rank);
     }

@@ -158,7 +158,9 @@ KOKKOS_INLINE_FUNCTION void quantize_loop(const float* x, typename QuantFormat<B
   if constexpr (Bits == 8) {
     for (int64_t i = 0; i < len; ++i) q[i] = int8_t(v(x[i]));
   } else {
-    for (int64_t i = 0; i < len / 2; ++i) q[i] = uint8_t((v(x[2 * i]) & 0xf) | (v(x[2 * i + 1]) << 4));
+    // Nibbles are masked before the shift: shifting a negative value is undefined.
+    for (int64_t i = 0; i < len / 2; ++i)
+      q[i] = uint8_t((v(x[2 * i]) & 0xf) | ((v(x[2 * i + 1]) & 0xf) << 4));
   }
 }
 

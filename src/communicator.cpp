@@ -150,11 +150,17 @@ namespace {
 
 int mod(int a, int p) { return ((a % p) + p) % p; }
 
+// std::memcpy with a null pointer is undefined even for zero bytes, and an empty
+// vector's data() may be null: a zero-element collective copies nothing.
+void copy_bytes(void* dst, const void* src, int64_t bytes) {
+  if (bytes > 0) std::memcpy(dst, src, size_t(bytes));
+}
+
 struct AllGatherOp : Request::Op {
   AllGatherOp(Communicator& c, Group& g, Kind k, Purpose pu, const std::string& l, const void* send,
               void* recv, int64_t bytes)
       : Op(c, g, k, pu, l, g.size() - 1), out(static_cast<char*>(recv)), b(bytes) {
-    if (send != out + r * b) std::memcpy(out + r * b, send, size_t(b));
+    if (send != out + r * b) copy_bytes(out + r * b, send, b);
   }
   // Hop k passes on the block received at hop k−1 (at hop 0: our own).
   void post(int k) override {
@@ -173,7 +179,7 @@ struct ReduceScatterOp : Request::Op {
       throw Error(std::string("communicator: reduce-scatter wire dtype must be f32 or bf16, got ") +
                   name_of(wire));
     if (p == 1) {  // nothing to reduce, and no scratch to touch
-      std::memcpy(out, in, size_t(n) * 4);
+      copy_bytes(out, in, n * 4);
       return;
     }
     acc_buf = c.take_scratch(size_t(n) * 4);
@@ -191,7 +197,7 @@ struct ReduceScatterOp : Request::Op {
     if (wire == DType::BF16)
       fp32_to_bf16(partial, reinterpret_cast<uint16_t*>(wire_out.data()), n);
     else
-      std::memcpy(wire_out.data(), partial, size_t(n) * 4);
+      copy_bytes(wire_out.data(), partial, n * 4);
     send(mod(r + 1, p), wire_out.data(), bytes_of(wire, n));
     recv(mod(r - 1, p), wire_in.data(), bytes_of(wire, n));
   }
@@ -205,7 +211,7 @@ struct ReduceScatterOp : Request::Op {
       const auto* f = reinterpret_cast<const float*>(wire_in.data());
       for (int64_t i = 0; i < n; ++i) a[i] = f[i] + own[i];
     }
-    if (k == hops - 1) std::memcpy(out, a, size_t(n) * 4);  // block r−p = r: complete
+    if (k == hops - 1) copy_bytes(out, a, n * 4);  // block r−p = r: complete
   }
   const float* in;
   float* out;
@@ -221,7 +227,7 @@ struct AllToAllOp : Request::Op {
         src(static_cast<const char*>(s)),
         dst(static_cast<char*>(d)),
         b(bytes) {
-    std::memcpy(dst + r * b, src + r * b, size_t(b));
+    copy_bytes(dst + r * b, src + r * b, b);
   }
   void post(int k) override {
     const int to = mod(r + k + 1, p), from = mod(r - k - 1, p);

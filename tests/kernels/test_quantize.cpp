@@ -306,6 +306,30 @@ TEST_CASE("int8 and int4 layouts: known bytes for a known input", "[kernels]") {
   }
 }
 
+// Every pair of int4 values, negative ones in either nibble: the packing is that
+// of two's complement nibbles, computed here on unsigned values.
+TEST_CASE("int4 packing of every pair of values, bit for bit", "[kernels]") {
+  const int64_t n = 2 * 15 * 15 + 2;  // the pairs, then {7, 7}: absmax 7 gives scale 1 and q = x
+  Buf<float> x("x", n), s("s", 1), d("d", n);
+  Buf<uint8_t> q("q", n / 2);
+  for (int lo = -7; lo <= 7; ++lo)
+    for (int hi = -7; hi <= 7; ++hi) {
+      const int64_t i = (lo + 7) * 15 + (hi + 7);
+      x(2 * i) = float(lo);
+      x(2 * i + 1) = float(hi);
+    }
+  x(n - 2) = x(n - 1) = 7.0f;
+  quantize_int4(x, q, s, n, n);
+  REQUIRE(s(0) == 1.0f);
+  for (int64_t i = 0; i < n / 2; ++i) {
+    const unsigned lo = unsigned(int(x(2 * i))) & 0xfu, hi = unsigned(int(x(2 * i + 1))) & 0xfu;
+    INFO("pair " << x(2 * i) << ", " << x(2 * i + 1));
+    REQUIRE(int(q(i)) == int(lo | hi << 4));
+  }
+  dequantize_int4(q, s, d, n, n);
+  for (int64_t i = 0; i < n; ++i) REQUIRE(d(i) == x(i));
+}
+
 TEST_CASE("quantize rejects shapes it cannot handle", "[kernels]") {
   Buf<float> x("x", 12), s("s", 4), d("d", 12);
   Buf<int8_t> q8("q8", 12);
