@@ -29,12 +29,12 @@ constexpr int kLanes = 8;
 KOKKOS_INLINE_FUNCTION float exp_nonpositive(float x) {
   int32_t xb;
   memcpy(&xb, &x, sizeof xb);
-  const int32_t mag = xb & 0x7fffffff;                                        // bits of |x|
+  const int32_t mag = xb & 0x7fffffff;                                              // bits of |x|
   const int32_t cb = int32_t(0x80000000u) | (mag > 0x42B00000 ? 0x42B00000 : mag);  // -min(|x|, 88)
   float xc;
   memcpy(&xc, &cb, sizeof xc);
   const float n = float(int(xc * 1.44269504088896341f - 0.5f));  // round(xc / ln2), in [-127, 0]
-  float r = xc - n * 0.693359375f;                                 // Cody-Waite: ln2 in two parts
+  float r = xc - n * 0.693359375f;                               // Cody-Waite: ln2 in two parts
   r = r - n * -2.12194440e-4f;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;

@@ -10,8 +10,8 @@ namespace zeropp {
 namespace {
 CBLAS_TRANSPOSE cb(Trans t) { return t == Trans::N ? CblasNoTrans : CblasTrans; }
 
-void blas_gemm(Trans ta, Trans tb, int M, int N, int K, float alpha, const float* A, int lda,
-               const float* B, int ldb, float beta, float* C, int ldc) {
+void blas_gemm(Trans ta, Trans tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+               int ldb, float beta, float* C, int ldc) {
   cblas_sgemm(CblasRowMajor, cb(ta), cb(tb), M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 void blas_gemm(Trans ta, Trans tb, int M, int N, int K, double alpha, const double* A, int lda,
@@ -21,8 +21,8 @@ void blas_gemm(Trans ta, Trans tb, int M, int N, int K, double alpha, const doub
 }  // namespace
 
 template <class T>
-void gemm(Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb,
-          T beta, T* C, int ldc) {
+void gemm(Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb, T beta,
+          T* C, int ldc) {
   if (M == 0 || N == 0) return;
   blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
@@ -53,23 +53,21 @@ void gemm_reference(Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A
 
 std::string gemm_backend_name() {
 #ifdef ZEROPP_BLAS_OPENBLAS
-  return std::string(openblas_get_config()) + " (" + std::to_string(openblas_get_num_threads()) +
-         " threads)";
+  return std::string(openblas_get_config()) + " (" + std::to_string(openblas_get_num_threads()) + " threads)";
 #elif defined(ZEROPP_BLAS_BLIS)
   const long n = long(bli_thread_get_num_threads());
-  return std::string("BLIS ") + bli_info_get_version_str() + " " + bli_arch_string(bli_arch_query_id()) + " (" +
-         std::to_string(n) + (n == 1 ? " thread)" : " threads)");
+  return std::string("BLIS ") + bli_info_get_version_str() + " " + bli_arch_string(bli_arch_query_id()) +
+         " (" + std::to_string(n) + (n == 1 ? " thread)" : " threads)");
 #else
   return "CBLAS";
 #endif
 }
 
-#define ZEROPP_INSTANTIATE_GEMM(T)                                                                   \
-  template void gemm<T>(Trans, Trans, int, int, int, T, const T*, int, const T*, int, T, T*, int);   \
-  template void gemm_strided_batched<T>(Trans, Trans, int, int, int, T, const T*, int, int64_t,      \
-                                        const T*, int, int64_t, T, T*, int, int64_t, int);           \
-  template void gemm_reference<T>(Trans, Trans, int, int, int, T, const T*, int, const T*, int, T,   \
-                                  T*, int);
+#define ZEROPP_INSTANTIATE_GEMM(T)                                                                        \
+  template void gemm<T>(Trans, Trans, int, int, int, T, const T*, int, const T*, int, T, T*, int);        \
+  template void gemm_strided_batched<T>(Trans, Trans, int, int, int, T, const T*, int, int64_t, const T*, \
+                                        int, int64_t, T, T*, int, int64_t, int);                          \
+  template void gemm_reference<T>(Trans, Trans, int, int, int, T, const T*, int, const T*, int, T, T*, int);
 ZEROPP_INSTANTIATE_GEMM(float)
 ZEROPP_INSTANTIATE_GEMM(double)
 

@@ -15,8 +15,8 @@ namespace zeropp {
 enum class Trans { N, T };
 
 template <class T>
-void gemm(Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb,
-          T beta, T* C, int ldc);
+void gemm(Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb, T beta,
+          T* C, int ldc);
 
 template <class T>
 void gemm_strided_batched(Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A, int lda,

@@ -100,7 +100,8 @@ inline int32_t element(const typename Format<Bits>::Storage* q, int64_t i) {
 
 // q (bytes(n)) and scales (n/block) from x (n).
 template <int Bits>
-inline void quantize(const float* x, typename Format<Bits>::Storage* q, float* scales, int64_t n, int64_t block) {
+inline void quantize(const float* x, typename Format<Bits>::Storage* q, float* scales, int64_t n,
+                     int64_t block) {
   check_shape("quant_ref::quantize", Bits, n, block);
   for (int64_t b = 0; b < n / block; ++b) {
     const Params p = block_params<Bits>(x + b * block, block);
@@ -169,8 +170,8 @@ inline void qgz_reorder(const float* grad, float* out, int64_t n, int X, int Y) 
 
 // The reorder, then quantize (what kernels/cuda fuses into one pass).
 template <int Bits>
-inline void qgz_reorder_quantize(const float* grad, typename Format<Bits>::Storage* q, float* scales, int64_t n,
-                                 int X, int Y, int64_t block) {
+inline void qgz_reorder_quantize(const float* grad, typename Format<Bits>::Storage* q, float* scales,
+                                 int64_t n, int X, int Y, int64_t block) {
   std::vector<float> r(size_t(n > 0 ? n : 0));
   qgz_reorder(grad, r.data(), n, X, Y);
   quantize<Bits>(r.data(), q, scales, n, block);

@@ -1,11 +1,11 @@
 #include "kernels/quantize.hpp"
 
-#include "kernels/quant_ref.hpp"
-
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
+
+#include "kernels/quant_ref.hpp"
 
 namespace zeropp {
 

@@ -75,12 +75,13 @@ ResumePoint resume_run(Run& run, const Config& cfg, const std::string& which) {
   if (a.vocab_size != b.vocab_size || a.max_seq_len != b.max_seq_len || a.n_layer != b.n_layer ||
       a.n_head != b.n_head || a.n_embd != b.n_embd)
     throw Error("resume: " + rp.path + " holds a model with V=" + std::to_string(a.vocab_size) +
-                " T=" + std::to_string(a.max_seq_len) + " L=" + std::to_string(a.n_layer) + " H=" +
-                std::to_string(a.n_head) + " C=" + std::to_string(a.n_embd) + "; this deck has V=" +
-                std::to_string(b.vocab_size) + " T=" + std::to_string(b.max_seq_len) + " L=" +
-                std::to_string(b.n_layer) + " H=" + std::to_string(b.n_head) + " C=" + std::to_string(b.n_embd) +
-                ": refusing to resume a different model");
-  for (const auto& d : config_differences(old, cfg)) log0("resume: changed since the checkpoint: %s\n", d.c_str());
+                " T=" + std::to_string(a.max_seq_len) + " L=" + std::to_string(a.n_layer) +
+                " H=" + std::to_string(a.n_head) + " C=" + std::to_string(a.n_embd) +
+                "; this deck has V=" + std::to_string(b.vocab_size) + " T=" + std::to_string(b.max_seq_len) +
+                " L=" + std::to_string(b.n_layer) + " H=" + std::to_string(b.n_head) +
+                " C=" + std::to_string(b.n_embd) + ": refusing to resume a different model");
+  for (const auto& d : config_differences(old, cfg))
+    log0("resume: changed since the checkpoint: %s\n", d.c_str());
   if (saved.world_size != topo.P || saved.ranks_per_node != topo.X)
     log0("resume: resharding from P=%d X=%d to %s\n", saved.world_size, saved.ranks_per_node,
          topo.describe().c_str());

@@ -36,8 +36,8 @@ int run_ckpt_command(const std::string& arg, bool info) {
     log0("checkpoint %s\n  format version : %d\n  step           : %lld (%lld tokens seen)\n", file.c_str(),
          r.format_version, (long long)m.step, (long long)m.tokens_seen);
     log0("  saved by       : %s on P=%d X=%d Y=%d\n  size           : %s in %zu datasets\n",
-         m.code_version.c_str(), m.world_size, m.ranks_per_node, m.nodes, human_bytes(double(r.bytes)).c_str(),
-         r.datasets.size());
+         m.code_version.c_str(), m.world_size, m.ranks_per_node, m.nodes,
+         human_bytes(double(r.bytes)).c_str(), r.datasets.size());
     for (const auto& d : r.datasets) {
       std::string shape;
       for (auto x : d.shape) shape += (shape.empty() ? "" : "x") + std::to_string(x);

@@ -347,7 +347,8 @@ void validate(const Config& c) {
        "must be positive");
   need(!z.gradient_error_feedback || z.quantized_gradients, "zero.gradient_error_feedback", "true",
        "needs zero.quantized_gradients = true");
-  need(t.max_runtime >= 0, "train.max_runtime", fmt_double(t.max_runtime), "must not be negative (0: no limit)");
+  need(t.max_runtime >= 0, "train.max_runtime", fmt_double(t.max_runtime),
+       "must not be negative (0: no limit)");
   need(c.checkpoint.every >= 0, "checkpoint.every", std::to_string(c.checkpoint.every),
        "must not be negative (0: off)");
   need(c.checkpoint.keep >= 0, "checkpoint.keep", std::to_string(c.checkpoint.keep),

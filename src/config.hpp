@@ -60,9 +60,9 @@ struct ZeroConfig {
   int ranks_per_node = 0;           // 0: detect nodes; X > 0: emulate nodes of X ranks
   std::string comm_dtype = "bf16";  // dtype of gathered weights and reduced gradients: bf16 or fp32
   // ZeRO++ (docs in README.md); each independent, all on = ZeRO++.
-  bool quantized_weights = false;        // qwZ: blockwise-quantized weight all-gathers
-  int weight_bits = 8;                   // 8 or 4
-  int weight_block = 256;                // elements per fp32 scale (a power of two)
+  bool quantized_weights = false;  // qwZ: blockwise-quantized weight all-gathers
+  int weight_bits = 8;             // 8 or 4
+  int weight_block = 256;          // elements per fp32 scale (a power of two)
   // qwZ in the backward's gathers too (false: in comm_dtype, other weights than the forward's)
   bool quantized_weights_backward = true;
   int hpz_partition_size = 1;            // hpZ: 1 off, 0 the node (X), alpha: groups of alpha ranks
@@ -88,7 +88,7 @@ struct CheckpointConfig {
 };
 
 struct CommConfig {
-  double timeout_s = 600;  // a collective that takes longer aborts the job
+  double timeout_s = 600;     // a collective that takes longer aborts the job
   double internode_gbps = 0;  // emulate inter-node links of this bandwidth (0: off)
   // Fault injection (tests of the watchdog): this rank stalls forever before
   // its first collective of this step. -1: off.

@@ -15,7 +15,8 @@ std::string cuda_error(cudaError_t e) {
 std::string explain(cudaError_t e) {
   switch (e) {
     case cudaErrorInsufficientDriver:
-      return "no usable NVIDIA driver (the driver is missing or older than the CUDA runtime) (" + cuda_error(e) + ")";
+      return "no usable NVIDIA driver (the driver is missing or older than the CUDA runtime) (" +
+             cuda_error(e) + ")";
     case cudaErrorNoDevice:
       return "no CUDA-capable device is visible (" + cuda_error(e) + ")";
     default:
@@ -73,10 +74,12 @@ DeviceInfo select_device(int local_rank, int ranks_per_node) {
   cudaError_t e = cudaSetDevice(d.ordinal);
   cudaDeviceProp prop{};
   if (e == cudaSuccess) e = cudaGetDeviceProperties(&prop, d.ordinal);
-  if (e == cudaSuccess) e = cudaFree(nullptr);  // creates the context now: a broken device fails here, not later
+  if (e == cudaSuccess)
+    e = cudaFree(nullptr);  // creates the context now: a broken device fails here, not later
   if (e != cudaSuccess) {
     cudaGetLastError();
-    throw DeviceError(who + "cannot use CUDA device " + std::to_string(d.ordinal) + " (" + cuda_error(e) + ")");
+    throw DeviceError(who + "cannot use CUDA device " + std::to_string(d.ordinal) + " (" + cuda_error(e) +
+                      ")");
   }
   d.name = prop.name;
   d.cc_major = prop.major;

@@ -15,7 +15,7 @@ std::FILE* g_log_file = nullptr;  // LogFile's, rank 0
 // What log0 printed while a LogFile existed but was not open yet (the start-up
 // table and resume lines come before the run folder may be written).
 std::string* g_log_pending = nullptr;
-}
+}  // namespace
 
 void log0(const char* fmt, ...) {
   if (world_rank() > 0) return;

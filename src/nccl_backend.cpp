@@ -8,19 +8,19 @@
 #include "kernels/cuda/comm_kernels.cuh"
 #include "src/errors.hpp"
 
-#define ZCHECK_CUDA(call)                                                                            \
-  do {                                                                                               \
-    const cudaError_t zeropp_e_ = (call);                                                            \
-    if (zeropp_e_ != cudaSuccess)                                                                    \
-      ::zeropp::fatal(#call, __FILE__, __LINE__,                                                     \
+#define ZCHECK_CUDA(call)                                                                               \
+  do {                                                                                                  \
+    const cudaError_t zeropp_e_ = (call);                                                               \
+    if (zeropp_e_ != cudaSuccess)                                                                       \
+      ::zeropp::fatal(#call, __FILE__, __LINE__,                                                        \
                       std::string(cudaGetErrorName(zeropp_e_)) + ": " + cudaGetErrorString(zeropp_e_)); \
   } while (0)
 
-#define ZCHECK_NCCL(call)                                                                           \
-  do {                                                                                              \
-    const ncclResult_t zeropp_r_ = (call);                                                          \
-    if (zeropp_r_ != ncclSuccess && zeropp_r_ != ncclInProgress)                                    \
-      ::zeropp::fatal(#call, __FILE__, __LINE__, std::string(ncclGetErrorString(zeropp_r_)));       \
+#define ZCHECK_NCCL(call)                                                                     \
+  do {                                                                                        \
+    const ncclResult_t zeropp_r_ = (call);                                                    \
+    if (zeropp_r_ != ncclSuccess && zeropp_r_ != ncclInProgress)                              \
+      ::zeropp::fatal(#call, __FILE__, __LINE__, std::string(ncclGetErrorString(zeropp_r_))); \
   } while (0)
 
 namespace zeropp {
@@ -48,7 +48,12 @@ NcclGroup::~NcclGroup() {
 // --- requests ----------------------------------------------------------------
 
 NcclRequest::NcclRequest(NcclRequest&& o) noexcept
-    : done_(o.done_), kind_(o.kind_), purpose_(o.purpose_), label_(std::move(o.label_)), step_(o.step_), t0_(o.t0_) {
+    : done_(o.done_),
+      kind_(o.kind_),
+      purpose_(o.purpose_),
+      label_(std::move(o.label_)),
+      step_(o.step_),
+      t0_(o.t0_) {
   o.done_ = nullptr;
 }
 
@@ -135,8 +140,8 @@ NcclRequest NcclCommunicator::start_allgather(NcclGroup& g, const void* send, vo
   return finish(Kind::AllGather, purpose, label);
 }
 
-NcclRequest NcclCommunicator::start_reduce_scatter(NcclGroup& g, const float* in, float* out, int64_t n, DType wire,
-                                                   Purpose purpose, const std::string& label,
+NcclRequest NcclCommunicator::start_reduce_scatter(NcclGroup& g, const float* in, float* out, int64_t n,
+                                                   DType wire, Purpose purpose, const std::string& label,
                                                    cudaStream_t producer) {
   if (wire != DType::F32 && wire != DType::BF16)
     throw Error(std::string("nccl communicator: reduce-scatter wire dtype must be f32 or bf16, got ") +
@@ -173,8 +178,9 @@ NcclRequest NcclCommunicator::start_reduce_scatter(NcclGroup& g, const float* in
   return finish(Kind::ReduceScatter, purpose, label);
 }
 
-NcclRequest NcclCommunicator::start_alltoall(NcclGroup& g, const void* send, void* recv, int64_t count, DType dtype,
-                                             Purpose purpose, const std::string& label, cudaStream_t producer) {
+NcclRequest NcclCommunicator::start_alltoall(NcclGroup& g, const void* send, void* recv, int64_t count,
+                                             DType dtype, Purpose purpose, const std::string& label,
+                                             cudaStream_t producer) {
   const int p = g.size(), r = g.rank();
   const int64_t b = bytes_of(dtype, count);
   const auto* src = static_cast<const char*>(send);
@@ -194,10 +200,12 @@ NcclRequest NcclCommunicator::start_alltoall(NcclGroup& g, const void* send, voi
   return finish(Kind::AllToAll, purpose, label);
 }
 
-NcclRequest NcclCommunicator::start_broadcast(NcclGroup& g, void* data, int64_t bytes, int root, Purpose purpose,
-                                              const std::string& label, cudaStream_t producer) {
+NcclRequest NcclCommunicator::start_broadcast(NcclGroup& g, void* data, int64_t bytes, int root,
+                                              Purpose purpose, const std::string& label,
+                                              cudaStream_t producer) {
   const int p = g.size();
-  if (root < 0 || root >= p) throw Error("nccl communicator: broadcast root " + std::to_string(root) + " not in group");
+  if (root < 0 || root >= p)
+    throw Error("nccl communicator: broadcast root " + std::to_string(root) + " not in group");
   begin(g, producer);
   if (p > 1) ZCHECK_NCCL(ncclBroadcast(data, data, size_t(bytes), ncclUint8, root, g.comm(), stream_));
   if (g.rank() == root)
@@ -249,10 +257,11 @@ void NcclCommunicator::wait_host(NcclRequest& r) {
   const Kind kind = r.kind_;
   while (!test(r)) {
     if (std::chrono::duration<double>(Clock::now() - r.t0_).count() > timeout_s_) {
-      std::fprintf(stderr,
-                   "zeropp: rank %d: %s (%s) of unit '%s' at step %lld did not complete within %g s; aborting\n",
-                   world_rank_, name_of(r.kind_), name_of(r.purpose_), r.label_.c_str(), (long long)r.step_,
-                   timeout_s_);
+      std::fprintf(
+          stderr,
+          "zeropp: rank %d: %s (%s) of unit '%s' at step %lld did not complete within %g s; aborting\n",
+          world_rank_, name_of(r.kind_), name_of(r.purpose_), r.label_.c_str(), (long long)r.step_,
+          timeout_s_);
       std::fflush(stderr);
       MPI_Abort(MPI_COMM_WORLD, kExitError);
     }

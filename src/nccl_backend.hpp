@@ -106,17 +106,17 @@ class NcclCommunicator {
   cudaStream_t stream() const { return stream_; }
 
   // Same semantics as the Communicator functions of the same name, on device buffers.
-  NcclRequest start_allgather(NcclGroup& g, const void* send, void* recv, int64_t count, DType dtype, Purpose purpose,
-                              const std::string& label, cudaStream_t producer);
-  NcclRequest start_reduce_scatter(NcclGroup& g, const float* in, float* out, int64_t n, DType wire, Purpose purpose,
-                                   const std::string& label, cudaStream_t producer);
-  NcclRequest start_alltoall(NcclGroup& g, const void* send, void* recv, int64_t count, DType dtype, Purpose purpose,
-                             const std::string& label, cudaStream_t producer);
+  NcclRequest start_allgather(NcclGroup& g, const void* send, void* recv, int64_t count, DType dtype,
+                              Purpose purpose, const std::string& label, cudaStream_t producer);
+  NcclRequest start_reduce_scatter(NcclGroup& g, const float* in, float* out, int64_t n, DType wire,
+                                   Purpose purpose, const std::string& label, cudaStream_t producer);
+  NcclRequest start_alltoall(NcclGroup& g, const void* send, void* recv, int64_t count, DType dtype,
+                             Purpose purpose, const std::string& label, cudaStream_t producer);
   NcclRequest start_broadcast(NcclGroup& g, void* data, int64_t bytes, int root, Purpose purpose,
                               const std::string& label, cudaStream_t producer);
   // values: n device values, summed over the group in member order.
-  NcclRequest start_allreduce_sum(NcclGroup& g, float* values, int64_t n, Purpose purpose, const std::string& label,
-                                  cudaStream_t producer);
+  NcclRequest start_allreduce_sum(NcclGroup& g, float* values, int64_t n, Purpose purpose,
+                                  const std::string& label, cudaStream_t producer);
   NcclRequest start_allreduce_sum(NcclGroup& g, double* values, int64_t n, Purpose purpose,
                                   const std::string& label, cudaStream_t producer);
 

@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <optional>
 
 #include "io/data_loader.hpp"
@@ -110,9 +110,10 @@ extern "C" void on_stop_signal(int sig) {
 }
 
 struct StopSignals {
-  struct sigaction old_usr1{}, old_term{}, old_int{};
+  struct sigaction old_usr1 {
+  }, old_term{}, old_int{};
   StopSignals() {
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR1, &sa, &old_usr1);

@@ -15,8 +15,8 @@ constexpr int kThreads = 256;
 
 __device__ __forceinline__ float bf16_bits_to_float(uint16_t h) { return __uint_as_float(uint32_t(h) << 16); }
 
-__global__ void ring_accumulate_kernel(const void* __restrict__ wire_in, bool wire_bf16, const float* __restrict__ own,
-                                       float* __restrict__ acc, int64_t n) {
+__global__ void ring_accumulate_kernel(const void* __restrict__ wire_in, bool wire_bf16,
+                                       const float* __restrict__ own, float* __restrict__ acc, int64_t n) {
   for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < n; i += int64_t(gridDim.x) * kThreads) {
     const float w = wire_bf16 ? bf16_bits_to_float(static_cast<const uint16_t*>(wire_in)[i])
                               : static_cast<const float*>(wire_in)[i];

@@ -54,22 +54,23 @@ void Blas::set_stream(cudaStream_t s) {
 // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the
 // operands and M/N, keep the transposition flags and leading dimensions.
 template <class T>
-void gemm(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, const T* A, int lda, const T* B, int ldb,
-          float beta, T* C, int ldc) {
+void gemm(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, const T* A, int lda, const T* B,
+          int ldb, float beta, T* C, int ldc) {
   if (M == 0 || N == 0) return;
-  check(cublasGemmEx(blas.handle(), op(tb), op(ta), N, M, K, &alpha, B, Types<T>::data, ldb, A, Types<T>::data, lda,
-                     &beta, C, Types<T>::data, ldc, compute<T>(blas), CUBLAS_GEMM_DEFAULT),
-        "cublasGemmEx");
+  check(
+      cublasGemmEx(blas.handle(), op(tb), op(ta), N, M, K, &alpha, B, Types<T>::data, ldb, A, Types<T>::data,
+                   lda, &beta, C, Types<T>::data, ldc, compute<T>(blas), CUBLAS_GEMM_DEFAULT),
+      "cublasGemmEx");
 }
 
 template <class T>
-void gemm_strided_batched(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, const T* A, int lda,
-                          int64_t strideA, const T* B, int ldb, int64_t strideB, float beta, T* C, int ldc,
-                          int64_t strideC, int batch) {
+void gemm_strided_batched(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, const T* A,
+                          int lda, int64_t strideA, const T* B, int ldb, int64_t strideB, float beta, T* C,
+                          int ldc, int64_t strideC, int batch) {
   if (M == 0 || N == 0 || batch == 0) return;
-  check(cublasGemmStridedBatchedEx(blas.handle(), op(tb), op(ta), N, M, K, &alpha, B, Types<T>::data, ldb, strideB, A,
-                                   Types<T>::data, lda, strideA, &beta, C, Types<T>::data, ldc, strideC, batch,
-                                   compute<T>(blas), CUBLAS_GEMM_DEFAULT),
+  check(cublasGemmStridedBatchedEx(blas.handle(), op(tb), op(ta), N, M, K, &alpha, B, Types<T>::data, ldb,
+                                   strideB, A, Types<T>::data, lda, strideA, &beta, C, Types<T>::data, ldc,
+                                   strideC, batch, compute<T>(blas), CUBLAS_GEMM_DEFAULT),
         "cublasGemmStridedBatchedEx");
 }
 
@@ -78,9 +79,10 @@ std::string gemm_backend_name() {
          std::to_string(CUBLAS_VER_PATCH) + " (fp32; bf16 tensor-op, fp32 accumulation)";
 }
 
-#define ZEROPP_INSTANTIATE_CUBLAS_GEMM(T)                                                                     \
-  template void gemm<T>(Blas&, Trans, Trans, int, int, int, float, const T*, int, const T*, int, float, T*, int); \
-  template void gemm_strided_batched<T>(Blas&, Trans, Trans, int, int, int, float, const T*, int, int64_t,      \
+#define ZEROPP_INSTANTIATE_CUBLAS_GEMM(T)                                                                   \
+  template void gemm<T>(Blas&, Trans, Trans, int, int, int, float, const T*, int, const T*, int, float, T*, \
+                        int);                                                                               \
+  template void gemm_strided_batched<T>(Blas&, Trans, Trans, int, int, int, float, const T*, int, int64_t,  \
                                         const T*, int, int64_t, float, T*, int, int64_t, int);
 ZEROPP_INSTANTIATE_CUBLAS_GEMM(float)
 ZEROPP_INSTANTIATE_CUBLAS_GEMM(__nv_bfloat16)

@@ -43,13 +43,13 @@ class Blas {
 };
 
 template <class T>
-void gemm(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, const T* A, int lda, const T* B, int ldb,
-          float beta, T* C, int ldc);
+void gemm(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, const T* A, int lda, const T* B,
+          int ldb, float beta, T* C, int ldc);
 
 template <class T>
-void gemm_strided_batched(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, const T* A, int lda,
-                          int64_t strideA, const T* B, int ldb, int64_t strideB, float beta, T* C, int ldc,
-                          int64_t strideC, int batch);
+void gemm_strided_batched(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, const T* A,
+                          int lda, int64_t strideA, const T* B, int ldb, int64_t strideB, float beta, T* C,
+                          int ldc, int64_t strideC, int batch);
 
 // "cuBLAS 13.0.2 (fp32, bf16 tensor-op with fp32 accumulation)"
 std::string gemm_backend_name();

@@ -65,7 +65,8 @@ __device__ __forceinline__ Params block_params(uint32_t mbits, int qmax) {
   const float m = __uint_as_float(mbits);
   const float pre = mbits < kTinyBits ? kTinyPre : 1.0f;
   float scale = __fdiv_rn(m, Q);
-  if (__float_as_uint(__fmul_rn(scale, Q)) >= kNonFiniteBits) scale = __uint_as_float(__float_as_uint(scale) - 1u);
+  if (__float_as_uint(__fmul_rn(scale, Q)) >= kNonFiniteBits)
+    scale = __uint_as_float(__float_as_uint(scale) - 1u);
   return {scale, pre, __fdiv_rn(Q, __fmul_rn(m, pre))};
 }
 
@@ -119,14 +120,15 @@ __device__ __forceinline__ void quant4(S<Bits>* q, int64_t e, float4 v, const Pa
     *reinterpret_cast<uint32_t*>(q + e) =
         uint32_t(a & 0xff) | uint32_t(b & 0xff) << 8 | uint32_t(c & 0xff) << 16 | uint32_t(d & 0xff) << 24;
   } else {
-    *reinterpret_cast<uint16_t*>(q + e / 2) =
-        uint16_t(uint32_t(a & 0xf) | uint32_t(b & 0xf) << 4 | uint32_t(c & 0xf) << 8 | uint32_t(d & 0xf) << 12);
+    *reinterpret_cast<uint16_t*>(q + e / 2) = uint16_t(uint32_t(a & 0xf) | uint32_t(b & 0xf) << 4 |
+                                                       uint32_t(c & 0xf) << 8 | uint32_t(d & 0xf) << 12);
   }
 }
 
 // Generic path: element pair t (int4: one byte) or element t (int8) of a block.
 template <int Bits, class F>
-__device__ __forceinline__ void quant_generic_store(S<Bits>* qb, int64_t block, int lane, const Params& p, F value) {
+__device__ __forceinline__ void quant_generic_store(S<Bits>* qb, int64_t block, int lane, const Params& p,
+                                                    F value) {
   if constexpr (Bits == 8) {
     for (int64_t i = lane; i < block; i += 32) qb[i] = int8_t(quant1<8>(value(i), p));
   } else {
@@ -146,14 +148,16 @@ struct Remap {
   }
 };
 
-__device__ __forceinline__ int64_t warp_index() { return (int64_t(blockIdx.x) * kThreads + threadIdx.x) >> 5; }
+__device__ __forceinline__ int64_t warp_index() {
+  return (int64_t(blockIdx.x) * kThreads + threadIdx.x) >> 5;
+}
 
 // --- quantize ----------------------------------------------------------------
 
 template <int Bits>
 __global__ void __launch_bounds__(kThreads)
-    quantize_vec(const float* __restrict__ x, S<Bits>* __restrict__ q, float* __restrict__ scales, int64_t nblocks,
-                 int n4, Remap remap) {
+    quantize_vec(const float* __restrict__ x, S<Bits>* __restrict__ q, float* __restrict__ scales,
+                 int64_t nblocks, int n4, Remap remap) {
   const int64_t b = warp_index();
   if (b >= nblocks) return;  // uniform over the warp
   const int lane = threadIdx.x & 31;
@@ -188,7 +192,8 @@ __global__ void __launch_bounds__(kThreads)
   m = __reduce_max_sync(0xffffffffu, m);
   const Params p = block_params(m, Fmt<Bits>::kQmax);
   if (lane == 0) scales[b] = p.scale;
-  quant_generic_store<Bits>(q + Fmt<Bits>::bytes(b * block), block, lane, p, [&](int64_t i) { return xb[i]; });
+  quant_generic_store<Bits>(q + Fmt<Bits>::bytes(b * block), block, lane, p,
+                            [&](int64_t i) { return xb[i]; });
 }
 
 // --- dequantize ----------------------------------------------------------------
@@ -229,8 +234,8 @@ __global__ void __launch_bounds__(kThreads)
 
 // Vector path: acc[j] = deq_0 + deq_1 + ... (left to right) for the lane's n4 float4.
 template <int Bits>
-__device__ __forceinline__ void sum_vec(const S<Bits>* q_in, const float* scales_in, int k, int64_t n, int64_t b,
-                                        int n4, int lane, float4 (&acc)[kMaxVec]) {
+__device__ __forceinline__ void sum_vec(const S<Bits>* q_in, const float* scales_in, int k, int64_t n,
+                                        int64_t b, int n4, int lane, float4 (&acc)[kMaxVec]) {
   const int64_t block = int64_t(n4) * 128, nb = n / block, cb = Fmt<Bits>::bytes(n);
   for (int c = 0; c < k; ++c) {
     const S<Bits>* qc = q_in + c * cb;
@@ -305,7 +310,8 @@ __global__ void __launch_bounds__(kThreads)
 template <int InBits, int OutBits>
 __global__ void __launch_bounds__(kThreads)
     requant_generic(const S<InBits>* __restrict__ q_in, const float* __restrict__ scales_in, int k,
-                    S<OutBits>* __restrict__ q_out, float* __restrict__ scales_out, int64_t n, int64_t block) {
+                    S<OutBits>* __restrict__ q_out, float* __restrict__ scales_out, int64_t n,
+                    int64_t block) {
   const int64_t b = warp_index();
   if (b >= n / block) return;
   const int lane = threadIdx.x & 31;
@@ -338,7 +344,8 @@ constexpr uintptr_t q_align() {
 
 dim3 grid_for(const char* who, int64_t nblocks) {
   const int64_t ctas = (nblocks + kWarpsPerCta - 1) / kWarpsPerCta;
-  if (ctas > int64_t(0x7fffffff)) throw std::invalid_argument(std::string(who) + ": too many blocks for one grid");
+  if (ctas > int64_t(0x7fffffff))
+    throw std::invalid_argument(std::string(who) + ": too many blocks for one grid");
   return dim3(unsigned(ctas));
 }
 
@@ -350,7 +357,8 @@ void check_launch(const char* who) {
 }
 
 void check_k(const char* who, int k) {
-  if (k < 1) throw std::invalid_argument(std::string(who) + ": k must be at least 1, not " + std::to_string(k));
+  if (k < 1)
+    throw std::invalid_argument(std::string(who) + ": k must be at least 1, not " + std::to_string(k));
 }
 
 template <int Bits>
@@ -368,8 +376,8 @@ void quantize_launch(const char* who, const float* x, S<Bits>* q, float* scales,
 }
 
 template <int Bits, bool Add>
-void dequantize_launch(const char* who, const S<Bits>* q, const float* scales, float* x, int64_t n, int64_t block,
-                       cudaStream_t stream) {
+void dequantize_launch(const char* who, const S<Bits>* q, const float* scales, float* x, int64_t n,
+                       int64_t block, cudaStream_t stream) {
   quant_ref::check_shape(who, Bits, n, block);
   if (n == 0) return;
   const int64_t nb = n / block;
@@ -382,8 +390,8 @@ void dequantize_launch(const char* who, const S<Bits>* q, const float* scales, f
 }
 
 template <int Bits>
-void dequant_sum_launch(const char* who, const S<Bits>* q_in, const float* scales_in, int k, float* out, int64_t n,
-                        int64_t block, cudaStream_t stream) {
+void dequant_sum_launch(const char* who, const S<Bits>* q_in, const float* scales_in, int k, float* out,
+                        int64_t n, int64_t block, cudaStream_t stream) {
   check_k(who, k);
   quant_ref::check_shape(who, Bits, n, block);
   if (n == 0) return;
@@ -419,7 +427,8 @@ void quantize_int8(const float* x, int8_t* q, float* scales, int64_t n, int64_t 
 void quantize_int4(const float* x, uint8_t* q, float* scales, int64_t n, int64_t block, cudaStream_t stream) {
   quantize_launch<4>("cuda::quantize_int4", x, q, scales, n, block, Remap{}, stream);
 }
-void dequantize_int8(const int8_t* q, const float* scales, float* x, int64_t n, int64_t block, cudaStream_t stream) {
+void dequantize_int8(const int8_t* q, const float* scales, float* x, int64_t n, int64_t block,
+                     cudaStream_t stream) {
   dequantize_launch<8, false>("cuda::dequantize_int8", q, scales, x, n, block, stream);
 }
 void dequantize_int8_add(const int8_t* q, const float* scales, float* x, int64_t n, int64_t block,
@@ -440,8 +449,9 @@ void qgz_reorder_quantize(int bits, const float* grad, void* q, float* scales, i
   const char* who = "cuda::qgz_reorder_quantize";
   quant_ref::check_shape(who, bits, n, block);
   if (X < 1 || Y < 1 || n % (int64_t(X) * Y) != 0 || (n / (int64_t(X) * Y)) % block != 0)
-    throw std::invalid_argument(std::string(who) + ": n = " + std::to_string(n) + " must be X*Y*s with s a multiple of block (X = " +
-                                std::to_string(X) + ", Y = " + std::to_string(Y) + ", block = " + std::to_string(block) + ")");
+    throw std::invalid_argument(std::string(who) + ": n = " + std::to_string(n) +
+                                " must be X*Y*s with s a multiple of block (X = " + std::to_string(X) +
+                                ", Y = " + std::to_string(Y) + ", block = " + std::to_string(block) + ")");
   Remap r;
   r.X = X;
   r.s = n / (int64_t(X) * Y);
@@ -452,21 +462,23 @@ void qgz_reorder_quantize(int bits, const float* grad, void* q, float* scales, i
     quantize_launch<4>(who, grad, static_cast<uint8_t*>(q), scales, n, block, r, stream);
 }
 
-void dequant_sum_requant_int4(const uint8_t* q_in, const float* scales_in, int k, uint8_t* q_out, float* scales_out,
-                              int64_t n, int64_t block, cudaStream_t stream) {
-  requant_launch<4, 4>("cuda::dequant_sum_requant_int4", q_in, scales_in, k, q_out, scales_out, n, block, stream);
+void dequant_sum_requant_int4(const uint8_t* q_in, const float* scales_in, int k, uint8_t* q_out,
+                              float* scales_out, int64_t n, int64_t block, cudaStream_t stream) {
+  requant_launch<4, 4>("cuda::dequant_sum_requant_int4", q_in, scales_in, k, q_out, scales_out, n, block,
+                       stream);
 }
-void dequant_sum_requant_int8(const int8_t* q_in, const float* scales_in, int k, int8_t* q_out, float* scales_out,
-                              int64_t n, int64_t block, cudaStream_t stream) {
-  requant_launch<8, 8>("cuda::dequant_sum_requant_int8", q_in, scales_in, k, q_out, scales_out, n, block, stream);
+void dequant_sum_requant_int8(const int8_t* q_in, const float* scales_in, int k, int8_t* q_out,
+                              float* scales_out, int64_t n, int64_t block, cudaStream_t stream) {
+  requant_launch<8, 8>("cuda::dequant_sum_requant_int8", q_in, scales_in, k, q_out, scales_out, n, block,
+                       stream);
 }
 void dequant_sum_requant_int8_to_int4(const int8_t* q_in, const float* scales_in, int k, uint8_t* q_out,
                                       float* scales_out, int64_t n, int64_t block, cudaStream_t stream) {
-  requant_launch<8, 4>("cuda::dequant_sum_requant_int8_to_int4", q_in, scales_in, k, q_out, scales_out, n, block,
-                       stream);
+  requant_launch<8, 4>("cuda::dequant_sum_requant_int8_to_int4", q_in, scales_in, k, q_out, scales_out, n,
+                       block, stream);
 }
-void dequant_sum_int4(const uint8_t* q_in, const float* scales_in, int k, float* out, int64_t n, int64_t block,
-                      cudaStream_t stream) {
+void dequant_sum_int4(const uint8_t* q_in, const float* scales_in, int k, float* out, int64_t n,
+                      int64_t block, cudaStream_t stream) {
   dequant_sum_launch<4>("cuda::dequant_sum_int4", q_in, scales_in, k, out, n, block, stream);
 }
 void dequant_sum_int8(const int8_t* q_in, const float* scales_in, int k, float* out, int64_t n, int64_t block,

@@ -37,7 +37,8 @@
 namespace zeropp::cuda {
 
 // Blockwise symmetric quantization: q (n or n/2 bytes), scales (n/block).
-void quantize_int8(const float* x, int8_t* q, float* scales, int64_t n, int64_t block, cudaStream_t stream = nullptr);
+void quantize_int8(const float* x, int8_t* q, float* scales, int64_t n, int64_t block,
+                   cudaStream_t stream = nullptr);
 void quantize_int4(const float* x, uint8_t* q, float* scales, int64_t n, int64_t block,
                    cudaStream_t stream = nullptr);
 
@@ -67,11 +68,12 @@ void dequant_sum_requant_int4(const uint8_t* q_in, const float* scales_in, int k
 void dequant_sum_requant_int8(const int8_t* q_in, const float* scales_in, int k, int8_t* q_out,
                               float* scales_out, int64_t n, int64_t block, cudaStream_t stream = nullptr);
 void dequant_sum_requant_int8_to_int4(const int8_t* q_in, const float* scales_in, int k, uint8_t* q_out,
-                                      float* scales_out, int64_t n, int64_t block, cudaStream_t stream = nullptr);
+                                      float* scales_out, int64_t n, int64_t block,
+                                      cudaStream_t stream = nullptr);
 
 // The final hop: out (n floats) = the fp32 sum of the k dequantized chunks.
-void dequant_sum_int4(const uint8_t* q_in, const float* scales_in, int k, float* out, int64_t n, int64_t block,
-                      cudaStream_t stream = nullptr);
+void dequant_sum_int4(const uint8_t* q_in, const float* scales_in, int k, float* out, int64_t n,
+                      int64_t block, cudaStream_t stream = nullptr);
 void dequant_sum_int8(const int8_t* q_in, const float* scales_in, int k, float* out, int64_t n, int64_t block,
                       cudaStream_t stream = nullptr);
 

@@ -31,14 +31,29 @@ std::vector<float> inputs(int64_t n, int64_t block, std::mt19937& rng) {
   for (int64_t b = 0; b < n / block; ++b) {
     float* xb = x.data() + b * block;
     switch (b % 8) {
-      case 1: std::fill(xb, xb + block, 0.0f); break;
-      case 2: xb[block / 3] = -3e30f; break;
-      case 3: for (int64_t i = 0; i < block; ++i) xb[i] = u(rng) * 1e-39f; break;
-      case 4: for (int64_t i = 0; i < block; ++i) xb[i] = u(rng) * 1e-25f; break;
-      case 5: xb[1] = std::numeric_limits<float>::quiet_NaN(); break;
-      case 6: xb[0] = -std::numeric_limits<float>::infinity(); break;
-      case 7: for (int64_t i = 0; i < block; ++i) xb[i] = u(rng) * 3.4e38f; break;
-      default: break;
+      case 1:
+        std::fill(xb, xb + block, 0.0f);
+        break;
+      case 2:
+        xb[block / 3] = -3e30f;
+        break;
+      case 3:
+        for (int64_t i = 0; i < block; ++i) xb[i] = u(rng) * 1e-39f;
+        break;
+      case 4:
+        for (int64_t i = 0; i < block; ++i) xb[i] = u(rng) * 1e-25f;
+        break;
+      case 5:
+        xb[1] = std::numeric_limits<float>::quiet_NaN();
+        break;
+      case 6:
+        xb[0] = -std::numeric_limits<float>::infinity();
+        break;
+      case 7:
+        for (int64_t i = 0; i < block; ++i) xb[i] = u(rng) * 3.4e38f;
+        break;
+      default:
+        break;
     }
   }
   return x;
@@ -58,7 +73,8 @@ void quantize_fast(const std::vector<float>& x, std::vector<typename QuantFormat
 
 }  // namespace
 
-TEMPLATE_TEST_CASE_SIG("quant_ref matches the Kokkos kernels bit for bit", "[kernels]", ((int Bits), Bits), 8, 4) {
+TEMPLATE_TEST_CASE_SIG("quant_ref matches the Kokkos kernels bit for bit", "[kernels]", ((int Bits), Bits), 8,
+                       4) {
   using St = typename QuantFormat<Bits>::Storage;
   std::mt19937 rng(7 + Bits);
   for (int64_t block : {int64_t(2), int64_t(6), int64_t(64), int64_t(256)}) {
@@ -101,8 +117,8 @@ TEST_CASE("quant_ref's fused-reduction references match quant_reduce", "[kernels
   const CVec<float> sv(s.data(), s.size());
   std::vector<uint8_t> q4(size_t(n / 2)), q4r(q4.size());
   std::vector<float> s4(size_t(n / block)), s4r(s4.size());
-  dequant_sum_requant_int8_to_int4(qv, sv, k, Vec<uint8_t>(q4.data(), q4.size()), Vec<float>(s4.data(), s4.size()),
-                                   n, block);
+  dequant_sum_requant_int8_to_int4(qv, sv, k, Vec<uint8_t>(q4.data(), q4.size()),
+                                   Vec<float>(s4.data(), s4.size()), n, block);
   quant_ref::dequant_sum_requant<8, 4>(q.data(), s.data(), k, q4r.data(), s4r.data(), n, block);
   REQUIRE(same_bits(q4.data(), q4r.data(), int64_t(q4.size())));
   REQUIRE(same_bits(s4.data(), s4r.data(), int64_t(s4.size())));

@@ -41,23 +41,23 @@ namespace qr = zeropp::quant_ref;
 
 namespace {
 
-#define CK(call)                                                                                            \
-  do {                                                                                                      \
-    const cudaError_t e_ = (call);                                                                          \
-    if (e_ != cudaSuccess) {                                                                                \
-      std::fprintf(stderr, "gpu-check: %s failed at %s:%d: %s\n", #call, __FILE__, __LINE__,                \
-                   cudaGetErrorString(e_));                                                                 \
-      std::exit(3);                                                                                         \
-    }                                                                                                       \
+#define CK(call)                                                                             \
+  do {                                                                                       \
+    const cudaError_t e_ = (call);                                                           \
+    if (e_ != cudaSuccess) {                                                                 \
+      std::fprintf(stderr, "gpu-check: %s failed at %s:%d: %s\n", #call, __FILE__, __LINE__, \
+                   cudaGetErrorString(e_));                                                  \
+      std::exit(3);                                                                          \
+    }                                                                                        \
   } while (0)
-#define CKN(call)                                                                                           \
-  do {                                                                                                      \
-    const ncclResult_t r_ = (call);                                                                         \
-    if (r_ != ncclSuccess) {                                                                                \
-      std::fprintf(stderr, "gpu-check: %s failed at %s:%d: %s\n", #call, __FILE__, __LINE__,                \
-                   ncclGetErrorString(r_));                                                                 \
-      std::exit(3);                                                                                         \
-    }                                                                                                       \
+#define CKN(call)                                                                            \
+  do {                                                                                       \
+    const ncclResult_t r_ = (call);                                                          \
+    if (r_ != ncclSuccess) {                                                                 \
+      std::fprintf(stderr, "gpu-check: %s failed at %s:%d: %s\n", #call, __FILE__, __LINE__, \
+                   ncclGetErrorString(r_));                                                  \
+      std::exit(3);                                                                          \
+    }                                                                                        \
   } while (0)
 
 // A device buffer of n T's, with `offset` bytes of slack in front (misaligned views).
@@ -72,7 +72,9 @@ struct Dev {
   }
   ~Dev() { cudaFree(raw); }
   Dev(const Dev&) = delete;
-  void up(const std::vector<T>& h) { CK(cudaMemcpy(p, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice)); }
+  void up(const std::vector<T>& h) {
+    CK(cudaMemcpy(p, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
   std::vector<T> down() const {
     std::vector<T> h(n);
     CK(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
@@ -147,20 +149,41 @@ std::vector<float> make_input(int64_t n, int64_t block, int qmax, bool adversari
     for (int64_t i = 0; i < block; ++i) xb[i] = g(rng) * mag;
     if (!adversarial) continue;
     switch (b % 11) {
-      case 1: std::fill(xb, xb + block, 0.0f); break;
-      case 2: xb[block / 3] = -3e30f; break;
-      case 3: for (int64_t i = 0; i < block; ++i) xb[i] = u(rng) * 1e-39f; break;  // denormals
-      case 4: for (int64_t i = 0; i < block; ++i) xb[i] = u(rng) * 1e-25f; break;  // normal, < 2^-64
-      case 5: xb[block - 1] = std::numeric_limits<float>::quiet_NaN(); break;
-      case 6: xb[0] = -std::numeric_limits<float>::infinity(); break;
-      case 7: for (int64_t i = 0; i < block; ++i) xb[i] = u(rng) * 3.4e38f; xb[0] = 3.4028235e38f; break;
+      case 1:
+        std::fill(xb, xb + block, 0.0f);
+        break;
+      case 2:
+        xb[block / 3] = -3e30f;
+        break;
+      case 3:
+        for (int64_t i = 0; i < block; ++i) xb[i] = u(rng) * 1e-39f;
+        break;  // denormals
+      case 4:
+        for (int64_t i = 0; i < block; ++i) xb[i] = u(rng) * 1e-25f;
+        break;  // normal, < 2^-64
+      case 5:
+        xb[block - 1] = std::numeric_limits<float>::quiet_NaN();
+        break;
+      case 6:
+        xb[0] = -std::numeric_limits<float>::infinity();
+        break;
+      case 7:
+        for (int64_t i = 0; i < block; ++i) xb[i] = u(rng) * 3.4e38f;
+        xb[0] = 3.4028235e38f;
+        break;
       case 8:  // exact rounding ties: m = Q gives scale 1, inv 1; values k + 1/2
         for (int64_t i = 0; i < block; ++i) xb[i] = float(i % qmax) + 0.5f * ((i & 1) ? -1.0f : 1.0f);
         xb[0] = float(qmax);
         break;
-      case 9: xb[0] = 1e-45f; xb[block - 1] = -2e-40f; break;  // denormals next to normals
-      case 10: xb[1 % block] = std::numeric_limits<float>::signaling_NaN(); break;
-      default: break;
+      case 9:
+        xb[0] = 1e-45f;
+        xb[block - 1] = -2e-40f;
+        break;  // denormals next to normals
+      case 10:
+        xb[1 % block] = std::numeric_limits<float>::signaling_NaN();
+        break;
+      default:
+        break;
     }
   }
   return x;
@@ -179,7 +202,8 @@ void check_quantize(int64_t block, int64_t nblocks, size_t misalign, bool advers
   std::vector<float> s_ref(static_cast<size_t>(nblocks));
   qr::quantize<Bits>(x.data(), q_ref.data(), s_ref.data(), n, block);
 
-  Dev<float> dx(static_cast<size_t>(n), misalign * 4), ds(static_cast<size_t>(nblocks)), dd(static_cast<size_t>(n), misalign * 4);
+  Dev<float> dx(static_cast<size_t>(n), misalign * 4), ds(static_cast<size_t>(nblocks)),
+      dd(static_cast<size_t>(n), misalign * 4);
   Dev<St> dq(static_cast<size_t>(qb), misalign);
   dx.up(x);
   if constexpr (Bits == 8)
@@ -227,8 +251,9 @@ void check_qgz(int64_t block, int X, int Y, int64_t s_blocks, std::mt19937& rng)
   CK(cudaDeviceSynchronize());
   std::string d = diff_bytes(dq.down(), q_ref);
   if (d.empty()) d = diff_floats(ds.down(), s_ref, false);
-  record("qgZ reorder+quantize int" + std::to_string(Bits), d.empty(),
-         d + " (X " + std::to_string(X) + ", Y " + std::to_string(Y) + ", block " + std::to_string(block) + ")");
+  record(
+      "qgZ reorder+quantize int" + std::to_string(Bits), d.empty(),
+      d + " (X " + std::to_string(X) + ", Y " + std::to_string(Y) + ", block " + std::to_string(block) + ")");
 }
 
 // k chunks quantized on the host at InBits (some with NaN blocks or sums that overflow).
@@ -243,8 +268,7 @@ void check_reduce(int64_t block, int64_t nblocks, int k, std::mt19937& rng) {
     const auto x = make_input(n, block, qr::Format<InBits>::kQmax, true, rng);
     qr::quantize<InBits>(x.data(), q.data() + j * cb, sc.data() + j * nblocks, n, block);
   }
-  const std::string tag =
-      " (block " + std::to_string(block) + ", k " + std::to_string(k) + ")";
+  const std::string tag = " (block " + std::to_string(block) + ", k " + std::to_string(k) + ")";
   Dev<Si> dq(q.size());
   Dev<float> ds(sc.size()), dsum(static_cast<size_t>(n)), dso(static_cast<size_t>(nblocks));
   Dev<So> dqo(static_cast<size_t>(ob));
@@ -263,7 +287,8 @@ void check_reduce(int64_t block, int64_t nblocks, int k, std::mt19937& rng) {
   CK(cudaDeviceSynchronize());
   std::string d = diff_bytes(dqo.down(), qo_ref);
   if (d.empty()) d = diff_floats(dso.down(), so_ref, false);
-  record("dequant-sum-requant int" + std::to_string(InBits) + "->int" + std::to_string(OutBits), d.empty(), d + tag);
+  record("dequant-sum-requant int" + std::to_string(InBits) + "->int" + std::to_string(OutBits), d.empty(),
+         d + tag);
   // final sum
   if constexpr (InBits == OutBits) {
     std::vector<float> sum_ref(static_cast<size_t>(n));
@@ -300,7 +325,10 @@ void check_comm_kernels(std::mt19937& rng) {
   dy.up(own_full);
   for (bool bf : {false, true}) {
     std::vector<float> want(x.size());
-    for (int64_t i = 0; i < n; ++i) want[static_cast<size_t>(i)] = (bf ? zeropp::bf16_to_fp32(h_ref[static_cast<size_t>(i)]) : x[static_cast<size_t>(i)]) + own_full[static_cast<size_t>(i)];
+    for (int64_t i = 0; i < n; ++i)
+      want[static_cast<size_t>(i)] =
+          (bf ? zeropp::bf16_to_fp32(h_ref[static_cast<size_t>(i)]) : x[static_cast<size_t>(i)]) +
+          own_full[static_cast<size_t>(i)];
     zc::ring_accumulate(bf ? static_cast<const void*>(dh.p) : dx.p, bf, dy.p, dacc.p, n);
     CK(cudaDeviceSynchronize());
     d = diff_floats(dacc.down(), want, true);
@@ -329,17 +357,19 @@ void check_comm_kernels(std::mt19937& rng) {
 // --- 2. cuBLAS -------------------------------------------------------------------
 
 // Row-major host GEMM in double; also the bound sum |alpha a b| + |beta c| per element.
-void host_gemm(zeropp::Trans ta, zeropp::Trans tb, int M, int N, int K, double alpha, const std::vector<float>& A,
-               int lda, const std::vector<float>& B, int ldb, double beta, const std::vector<float>& C, int ldc,
-               std::vector<double>& out, std::vector<double>& bound) {
+void host_gemm(zeropp::Trans ta, zeropp::Trans tb, int M, int N, int K, double alpha,
+               const std::vector<float>& A, int lda, const std::vector<float>& B, int ldb, double beta,
+               const std::vector<float>& C, int ldc, std::vector<double>& out, std::vector<double>& bound) {
   out.assign(static_cast<size_t>(M) * ldc, 0);
   bound.assign(static_cast<size_t>(M) * ldc, 0);
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {
       double acc = 0, mag = 0;
       for (int k = 0; k < K; ++k) {
-        const double a = ta == zeropp::Trans::N ? A[static_cast<size_t>(i) * lda + k] : A[static_cast<size_t>(k) * lda + i];
-        const double b = tb == zeropp::Trans::N ? B[static_cast<size_t>(k) * ldb + j] : B[static_cast<size_t>(j) * ldb + k];
+        const double a = ta == zeropp::Trans::N ? A[static_cast<size_t>(i) * lda + k]
+                                                : A[static_cast<size_t>(k) * lda + i];
+        const double b = tb == zeropp::Trans::N ? B[static_cast<size_t>(k) * ldb + j]
+                                                : B[static_cast<size_t>(j) * ldb + k];
         acc += a * b;
         mag += std::fabs(a * b);
       }
@@ -359,7 +389,8 @@ void check_gemm(std::mt19937& rng) {
     for (Trans ta : {Trans::N, Trans::T})
       for (Trans tb : {Trans::N, Trans::T}) {
         const int lda = (ta == Trans::N ? K : M) + 3, ldb = (tb == Trans::N ? N : K) + 5, ldc = N + 2;
-        const size_t sa = static_cast<size_t>(ta == Trans::N ? M : K) * lda, sb = static_cast<size_t>(tb == Trans::N ? K : N) * ldb,
+        const size_t sa = static_cast<size_t>(ta == Trans::N ? M : K) * lda,
+                     sb = static_cast<size_t>(tb == Trans::N ? K : N) * ldb,
                      sc = static_cast<size_t>(M) * ldc;
         std::vector<float> A(sa * batch), B(sb * batch), C(sc * batch);
         for (auto* v : {&A, &B, &C})
@@ -371,8 +402,8 @@ void check_gemm(std::mt19937& rng) {
         if (!bf) {
           Dev<float> dA(A.size()), dB(B.size()), dC(C.size());
           dA.up(A), dB.up(B), dC.up(C);
-          zc::gemm_strided_batched(blas, ta, tb, M, N, K, alpha, dA.p, lda, int64_t(sa), dB.p, ldb, int64_t(sb), beta,
-                                   dC.p, ldc, int64_t(sc), batch);
+          zc::gemm_strided_batched(blas, ta, tb, M, N, K, alpha, dA.p, lda, int64_t(sa), dB.p, ldb,
+                                   int64_t(sb), beta, dC.p, ldc, int64_t(sc), batch);
           Dev<float> dC0(sc);
           dC0.up(std::vector<float>(C.begin(), C.begin() + long(sc)));
           zc::gemm(blas, ta, tb, M, N, K, alpha, dA.p, lda, dB.p, ldb, beta, dC0.p, ldc);
@@ -391,8 +422,8 @@ void check_gemm(std::mt19937& rng) {
           };
           Dev<__nv_bfloat16> dA(A.size()), dB(B.size()), dC(C.size());
           dA.up(to_h(A)), dB.up(to_h(B)), dC.up(to_h(C));
-          zc::gemm_strided_batched(blas, ta, tb, M, N, K, alpha, dA.p, lda, int64_t(sa), dB.p, ldb, int64_t(sb), beta,
-                                   dC.p, ldc, int64_t(sc), batch);
+          zc::gemm_strided_batched(blas, ta, tb, M, N, K, alpha, dA.p, lda, int64_t(sa), dB.p, ldb,
+                                   int64_t(sb), beta, dC.p, ldc, int64_t(sc), batch);
           Dev<__nv_bfloat16> dC0(sc);
           auto hc = to_h(C);
           hc.resize(sc);
@@ -467,7 +498,8 @@ void check_nccl() {
     enqueue();
     CK(cudaEventRecord(done, comm_stream));
     CK(cudaStreamWaitEvent(compute, done, 0));
-    CK(cudaMemcpyAsync(c.p, b.p, n * 4, cudaMemcpyDeviceToDevice, compute));  // consumer on the compute stream
+    CK(cudaMemcpyAsync(c.p, b.p, n * 4, cudaMemcpyDeviceToDevice,
+                       compute));  // consumer on the compute stream
     CK(cudaStreamSynchronize(compute));
     const std::string d = diff_floats(c.down(), h, false);
     record("NCCL 1-rank round trip", d.empty(), d + " (" + name + ")");
@@ -495,7 +527,7 @@ void check_nccl() {
 
 struct Perf {
   std::string name;
-  double bytes;     // read + written per call
+  double bytes;  // read + written per call
   double best_s, median_s;
   double flops = 0;  // GEMMs
 };
@@ -523,7 +555,8 @@ Perf time_it(const std::string& name, double bytes, int reps, const std::functio
 }
 
 __global__ void fill_kernel(float* x, size_t n, uint32_t seed) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     uint32_t h = uint32_t(i) * 2654435761u ^ seed;
     h ^= h >> 15;
     h *= 2246822519u;
@@ -533,7 +566,8 @@ __global__ void fill_kernel(float* x, size_t n, uint32_t seed) {
 }
 
 __global__ void fill_bf16_kernel(__nv_bfloat16* x, size_t n, uint32_t seed) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
     uint32_t h = uint32_t(i) * 2654435761u ^ seed;
     h ^= h >> 15;
     x[i] = __float2bfloat16(float(h & 0xffff) / 65536.0f - 0.5f);
@@ -543,7 +577,8 @@ __global__ void fill_bf16_kernel(__nv_bfloat16* x, size_t n, uint32_t seed) {
 void run_perf(int64_t n, int reps) {
   const int64_t block = 256, nb = n / block;
   const double N = double(n), S = 4.0 * double(nb);
-  Dev<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n)), s(static_cast<size_t>(nb)), s2(static_cast<size_t>(nb));
+  Dev<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n)), s(static_cast<size_t>(nb)),
+      s2(static_cast<size_t>(nb));
   Dev<int8_t> q8(static_cast<size_t>(n));
   Dev<uint8_t> q4(static_cast<size_t>(n / 2)), q4o(static_cast<size_t>(n / 2));
   fill_kernel<<<1024, 256>>>(x.p, static_cast<size_t>(n), 1);
@@ -552,12 +587,16 @@ void run_perf(int64_t n, int reps) {
   perf.push_back(time_it("device-to-device copy", 8 * N, reps, [&] {
     CK(cudaMemcpyAsync(y.p, x.p, static_cast<size_t>(n) * 4, cudaMemcpyDeviceToDevice));
   }));
-  perf.push_back(time_it("quantize int8", 4 * N + N + S, reps, [&] { zc::quantize_int8(x.p, q8.p, s.p, n, block); }));
-  perf.push_back(time_it("quantize int4", 4 * N + N / 2 + S, reps, [&] { zc::quantize_int4(x.p, q4.p, s.p, n, block); }));
+  perf.push_back(
+      time_it("quantize int8", 4 * N + N + S, reps, [&] { zc::quantize_int8(x.p, q8.p, s.p, n, block); }));
+  perf.push_back(time_it("quantize int4", 4 * N + N / 2 + S, reps,
+                         [&] { zc::quantize_int4(x.p, q4.p, s.p, n, block); }));
   perf.push_back(time_it("qgZ reorder+quantize int4 (X 4, Y 2)", 4 * N + N / 2 + S, reps,
                          [&] { zc::qgz_reorder_quantize(4, x.p, q4.p, s.p, n, 4, 2, block); }));
-  perf.push_back(time_it("dequantize int8", N + S + 4 * N, reps, [&] { zc::dequantize_int8(q8.p, s.p, y.p, n, block); }));
-  perf.push_back(time_it("dequantize int4", N / 2 + S + 4 * N, reps, [&] { zc::dequantize_int4(q4.p, s.p, y.p, n, block); }));
+  perf.push_back(time_it("dequantize int8", N + S + 4 * N, reps,
+                         [&] { zc::dequantize_int8(q8.p, s.p, y.p, n, block); }));
+  perf.push_back(time_it("dequantize int4", N / 2 + S + 4 * N, reps,
+                         [&] { zc::dequantize_int4(q4.p, s.p, y.p, n, block); }));
   // Reductions: k = 8 chunks of n/8 (the same input bytes as above).
   const int k = 8;
   const int64_t m = n / k;
@@ -574,7 +613,8 @@ void run_gemm_perf(int reps) {
   zc::Blas blas;
   const int n = 8192;
   {
-    Dev<__nv_bfloat16> A(static_cast<size_t>(n) * n), B(static_cast<size_t>(n) * n), C(static_cast<size_t>(n) * n);
+    Dev<__nv_bfloat16> A(static_cast<size_t>(n) * n), B(static_cast<size_t>(n) * n),
+        C(static_cast<size_t>(n) * n);
     fill_bf16_kernel<<<1024, 256>>>(A.p, A.n, 1);
     fill_bf16_kernel<<<1024, 256>>>(B.p, B.n, 2);
     CK(cudaGetLastError());
@@ -627,8 +667,8 @@ int main(int argc, char** argv) {
   cudaRuntimeGetVersion(&rt);
   cudaDriverGetVersion(&drv);
   ncclGetVersion(&nccl);
-  std::printf("gpu-check: %s; CUDA runtime %d, driver %d, NCCL %d, %s\n", dev.describe().c_str(), rt, drv, nccl,
-              zc::gemm_backend_name().c_str());
+  std::printf("gpu-check: %s; CUDA runtime %d, driver %d, NCCL %d, %s\n", dev.describe().c_str(), rt, drv,
+              nccl, zc::gemm_backend_name().c_str());
 
   try {
     std::mt19937 rng(20240607);
@@ -671,18 +711,22 @@ int main(int argc, char** argv) {
     failed += c.failed;
   }
   const double copy = perf.front().bytes / perf.front().best_s;
-  std::printf("\n| kernel (n = %s floats, block 256) | MB per call | best GB/s | median GB/s | best / copy |\n"
-              "|---|---|---|---|---|\n",
-              quick ? "2^24" : "2^26");
+  std::printf(
+      "\n| kernel (n = %s floats, block 256) | MB per call | best GB/s | median GB/s | best / copy |\n"
+      "|---|---|---|---|---|\n",
+      quick ? "2^24" : "2^26");
   for (const auto& p : perf) {
     if (p.flops > 0) continue;
     const double r = p.bytes / p.best_s / copy;
-    std::printf("| %s | %.1f | %.1f | %.1f | %.2f%s |\n", p.name.c_str(), p.bytes / 1e6, p.bytes / p.best_s / 1e9,
-                p.bytes / p.median_s / 1e9, r, &p == &perf.front() || r >= 0.8 ? "" : " (below 0.8)");
+    std::printf("| %s | %.1f | %.1f | %.1f | %.2f%s |\n", p.name.c_str(), p.bytes / 1e6,
+                p.bytes / p.best_s / 1e9, p.bytes / p.median_s / 1e9, r,
+                &p == &perf.front() || r >= 0.8 ? "" : " (below 0.8)");
   }
   std::printf("\n| GEMM | best TFLOP/s | median TFLOP/s |\n|---|---|---|\n");
   for (const auto& p : perf)
-    if (p.flops > 0) std::printf("| %s | %.1f | %.1f |\n", p.name.c_str(), p.flops / p.best_s / 1e12, p.flops / p.median_s / 1e12);
+    if (p.flops > 0)
+      std::printf("| %s | %.1f | %.1f |\n", p.name.c_str(), p.flops / p.best_s / 1e12,
+                  p.flops / p.median_s / 1e12);
   std::printf("\ngpu-check: %s (%d failed check%s)\n", failed ? "FAILED" : "all checks passed", failed,
               failed == 1 ? "" : "s");
   return failed ? 1 : 0;
