@@ -7,7 +7,7 @@
 # and the ranks in sessions of their own, so only mpiexec is in that group), and
 # a second SIGINT to the ranks, which aborts at once (a rank stuck by fault
 # injection keeps the others in a collective, so the first is never honoured):
-# exit status 130.
+# the ranks exit 130.
 set -uo pipefail
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
 work=$(mktemp -d)
@@ -21,13 +21,18 @@ common=(--model.n_layer=2 --model.n_embd=64 --train.batch_size=4 --train.seq_len
         --train.sample_tokens=0 --data.val= --log.every=1 --train.steps=100000)
 # Each rank reports its own exit status (bash waits for zeropp on SIGINT).
 rank=(bash -c '"$0" "$@"; rc=$?; echo "rank exit status $rc"; exit $rc' "$ZEROPP")
-# start OUT ARGS...: mpiexec (under timeout) in the background
+# start OUT ARGS...: mpiexec in the background as the leader of its own session,
+# like a job started at a terminal (not under `timeout`: timeout passes a
+# SIGINT on to its whole process group, and a second SIGINT makes hydra kill
+# the job), with a guard that kills it after 300 s.
 start() {
   local out=$1
   shift
-  timeout 300 "$MPIEXEC" -n 2 "${rank[@]}" train inputs/default.toml "${common[@]}" --train.out_dir="$out" "$@" \
+  setsid "$MPIEXEC" -n 2 "${rank[@]}" train inputs/default.toml "${common[@]}" --train.out_dir="$out" "$@" \
     > "$out.log" 2>&1 &
   launcher=$!
+  (sleep 300 && kill -KILL "$launcher") > /dev/null 2>&1 &
+  guard=$!
   for _ in $(seq 300); do grep -q '^step 3/' "$out.log" 2> /dev/null && break; sleep 0.2; done
 }
 ranks_of() { pgrep -f -- "^$ZEROPP train .*--train.out_dir=$1( |\$)"; }
@@ -52,17 +57,14 @@ out="$work/launcher"
 start "$out"
 kill -INT "$launcher"
 wait "$launcher"
-stopped_ok "SIGINT to mpiexec" "$out" $?
+rc=$?
+kill "$guard" 2> /dev/null
+stopped_ok "SIGINT to mpiexec" "$out" $rc
 
 # 2. Ctrl-C at a terminal: SIGINT to the foreground process group, here mpiexec
-#    as the leader of its own session (no `timeout` in the group: it would
-#    forward a second SIGINT, which makes hydra kill the job).
+#    as the leader of its own session.
 out="$work/group"
-setsid "$MPIEXEC" -n 2 "${rank[@]}" train inputs/default.toml "${common[@]}" --train.out_dir="$out" > "$out.log" 2>&1 &
-launcher=$!
-(sleep 300 && kill -KILL "$launcher") > /dev/null 2>&1 &
-guard=$!
-for _ in $(seq 300); do grep -q '^step 3/' "$out.log" 2> /dev/null && break; sleep 0.2; done
+start "$out"
 kill -INT -- "-$launcher"
 wait "$launcher"
 rc=$?
@@ -75,7 +77,11 @@ out="$work/twice"
 start "$out" --comm.timeout_s=120 --comm.fault_stall_rank=1 --comm.fault_stall_step=5
 for _ in $(seq 300); do grep -q '^step 5/' "$out.log" 2> /dev/null && break; sleep 0.2; done
 sleep 1
-pids=$(ranks_of "$out")
+for _ in $(seq 50); do  # both ranks (pgrep can miss a process under load)
+  pids=$(ranks_of "$out")
+  [[ $(wc -w <<< "$pids") -eq 2 ]] && break
+  sleep 0.1
+done
 t0=$(date +%s)
 # shellcheck disable=SC2086
 kill -INT $pids
@@ -87,8 +93,14 @@ kill -0 $pids 2> /dev/null && alive=1  # the first SIGINT only asked them to sto
 kill -INT $pids 2> /dev/null
 wait "$launcher"
 rc=$?
+kill "$guard" 2> /dev/null
 elapsed=$(($(date +%s) - t0))
-if [[ -n $pids && $alive -eq 1 && $rc -eq 130 && $elapsed -lt 60 ]] && ! grep -q 'stopping at step' "$out.log" &&
+# mpiexec's own status is 130 when both ranks' exits reach it first, else 9:
+# hydra kills the rank still alive once the other has exited (a race); both
+# mean "aborted", neither can be taken for success (0), a stop (3) or a usage
+# error (2). At least one rank must report 130 itself.
+if [[ -n $pids && $alive -eq 1 && ($rc -eq 130 || $rc -eq 9) && $elapsed -lt 60 ]] &&
+  grep -q '^rank exit status 130$' "$out.log" && ! grep -q 'stopping at step' "$out.log" &&
   [[ ! -e "$out/checkpoints/latest" ]]; then
   ok "a second SIGINT aborts at once (exit $rc after ${elapsed}s, nothing saved)"
 else
