@@ -159,11 +159,11 @@ int run_cli(int argc, char** argv) {
       return run_bench_quant(cfg, quant_steps);
     }
   } catch (const AgreedError& e) {
-    if (e.reporter) std::fprintf(stderr, "zeropp: error: %s\n", e.line().c_str());
+    if (e.reporter) print_error(e.line());
     return kExitError;
   } catch (const Error& e) {
     // Outside agree_on_error an Error comes from what every rank checks alike.
-    if (root) std::fprintf(stderr, "zeropp: error: %s\n", e.what());
+    if (root) print_error(e.what());
     return kExitError;
   } catch (const std::exception& e) {
     // Anything else (an allocation, a system call) is this rank's alone.

@@ -5,6 +5,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 
 #include "src/errors.hpp"
 
@@ -15,6 +16,8 @@ std::FILE* g_log_file = nullptr;  // LogFile's, rank 0
 // What log0 printed while a LogFile existed but was not open yet (the start-up
 // table and resume lines come before the run folder may be written).
 std::string* g_log_pending = nullptr;
+// A LogFile destroyed by an exception leaves its file open for print_error.
+bool g_log_orphaned = false;
 }  // namespace
 
 void log0(const char* fmt, ...) {
@@ -63,8 +66,24 @@ void LogFile::open(const std::string& path, bool append) {
 
 LogFile::~LogFile() {
   if (g_log_pending == &pending_) g_log_pending = nullptr;
+  if (g_log_file && std::uncaught_exceptions() > 0) {
+    g_log_orphaned = true;  // the error's line is still to come
+    return;
+  }
   if (g_log_file) std::fclose(g_log_file);
   g_log_file = nullptr;
+}
+
+void print_error(const std::string& line) {
+  std::fprintf(stderr, "zeropp: error: %s\n", line.c_str());
+  if (!g_log_file) return;
+  std::fprintf(g_log_file, "zeropp: error: %s\n", line.c_str());
+  std::fflush(g_log_file);
+  if (g_log_orphaned) {
+    std::fclose(g_log_file);
+    g_log_file = nullptr;
+    g_log_orphaned = false;
+  }
 }
 
 void log_table(const std::string& title, const std::vector<std::pair<std::string, std::string>>& rows) {

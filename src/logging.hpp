@@ -34,6 +34,10 @@ class LogFile {
   std::string pending_;
 };
 
+// "zeropp: error: <line>" on stderr, and into the open LogFile (also one that
+// an exception is unwinding: its destructor leaves the file open for this line).
+void print_error(const std::string& line);
+
 // A two-column table, one "key : value" row per entry.
 void log_table(const std::string& title, const std::vector<std::pair<std::string, std::string>>& rows);
 

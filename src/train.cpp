@@ -237,9 +237,7 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
     // The weights just took a non-finite step: nothing more is saved.
     if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm)) {
       metrics.flush();
-      if (topo.rank == 0)
-        std::fprintf(stderr, "zeropp: error: %s\n",
-                     non_finite_message(step + 1, st.loss, st.grad_norm, last_saved).c_str());
+      if (topo.rank == 0) print_error(non_finite_message(step + 1, st.loss, st.grad_norm, last_saved));
       return kExitNonFinite;
     }
     if (val && t.val_every > 0 && (step + 1) % t.val_every == 0 && step + 1 < t.steps) {

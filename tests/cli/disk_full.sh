@@ -32,6 +32,9 @@ if [[ $rc -eq 1 && $errors -eq 1 ]] &&
   grep -q "^zeropp: error: checkpoint $ck/step_00000003.h5: no space left on device (needs .* MiB free in $ck)$" "$work/err"; then
   ok "one line naming the file: $(grep '^zeropp: error' "$work/err")"
 else bad "rc=$rc, $errors error lines"; fi
+if [[ $(tail -n 1 "$work/run/train.log" 2> /dev/null) == "$(grep '^zeropp: error' "$work/err")" ]]; then
+  ok "train.log ends with the same line"
+else bad "train.log does not end with the error line: $(tail -n 1 "$work/run/train.log" 2> /dev/null)"; fi
 if [[ $(grep -c '^rank exit status 1$' "$work/err") -eq 2 ]]; then ok "exit status 1 on both ranks"
 else bad "rank exit statuses: $(grep '^rank exit' "$work/err" | tr '\n' ' ')"; fi
 if [[ $(ls -A "$ck") == "$(printf 'latest\nstep_00000001.h5\nstep_00000002.h5')" && $(cat "$ck/latest") == step_00000002.h5 ]] &&

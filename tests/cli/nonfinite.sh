@@ -27,6 +27,8 @@ good=$(printf '%s/step_%08d.h5' "$ck" $((step - 1)))
 if [[ $rc -eq 4 && -n $line && $(grep -c . "$work/err") -eq 1 && $line == *"checkpoint: $good" ]]; then
   ok "exit status 4 and one line: $line"
 else bad "rc=$rc, line: ${line:-none}"; fi
+if [[ -n $line ]] && [[ $(tail -n 1 "$out/train.log") == "$line" ]]; then ok "train.log ends with the same line"
+else bad "train.log does not end with the error line: $(tail -n 1 "$out/train.log" 2> /dev/null)"; fi
 latest=$(cat "$ck/latest" 2> /dev/null)
 if [[ $latest == "$(basename "$good")" ]] && [[ $(ls "$ck") == "$(printf 'latest\nstep_%08d.h5\nstep_%08d.h5' $((step - 2)) $((step - 1)))" ]]; then
   ok "latest is still $latest; the newest two good checkpoints are kept, none after step $((step - 1))"
