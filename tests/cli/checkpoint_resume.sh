@@ -4,20 +4,13 @@
 # of a save, a flipped byte caught by `ckpt verify`, a signal-triggered save
 # and exit, refused and allowed deck changes, the schedule and data position
 # carried across a resume. Losses are compared from metrics.h5 (float64).
-set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$ZEROPP_SOURCE_DIR"
-[[ -s data/kjv/train.bin ]] || { echo "data/kjv/train.bin missing: run scripts/prepare-corpus"; exit 1; }
+needs_corpus
 py=/usr/bin/python3
-fails=0 passes=0
-ok() { echo "ok   $1"; passes=$((passes + 1)); }
-bad() { echo "FAIL $1"; fails=$((fails + 1)); }
 # A small, fast configuration of the default deck (fp32 communication so that
 # resharded runs differ only by summation order).
-common=(--model.n_layer=2 --model.n_embd=64 --train.batch_size=4 --train.seq_len=64 --model.max_seq_len=64
-        --train.sample_tokens=0 --data.val= --log.every=1 --zero.comm_dtype=fp32 --optim.warmup_steps=3
+common=("${tiny[@]}" --log.every=1 --zero.comm_dtype=fp32 --optim.warmup_steps=3
         --data.shuffle=false)  # shuffled windows are B·T long: the 8-rank case halves B
 train() {  # train RANKS OUT_DIR ARGS...
   local n=$1 out=$2
@@ -181,5 +174,4 @@ if [[ $rc -eq 3 ]] && grep -q 'stopping at step .*(train.max_runtime)' "$work/li
   ok "train.max_runtime: saved and stopped with status 3"
 else bad "max_runtime: rc=$rc"; fi
 
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish

@@ -4,26 +4,20 @@
 # and `latest` untouched, exit status 1 on every rank. The disk is a 4 MiB
 # tmpfs (two checkpoints of this model fit, the third does not); mounting it
 # needs root, else the test is skipped (exit 77).
-set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
-work=$(mktemp -d)
 disk="$work/disk"
 mkdir -p "$disk"
 trap 'umount "$disk" 2> /dev/null; rm -rf "$work"' EXIT
-cd "$ZEROPP_SOURCE_DIR"
-[[ -s data/kjv/train.bin ]] || { echo "data/kjv/train.bin missing: run scripts/prepare-corpus"; exit 1; }
+needs_corpus
 if [[ $(id -u) -ne 0 ]] || ! mount -t tmpfs -o size=4m tmpfs "$disk" 2> /dev/null; then
   echo "SKIPPED: mounting a small tmpfs needs root"
   exit 77
 fi
-fails=0 passes=0
-ok() { echo "ok   $1"; passes=$((passes + 1)); }
-bad() { echo "FAIL $1"; fails=$((fails + 1)); }
 ck="$disk/ck"
 # Each rank reports its own exit status.
 timeout 300 "$MPIEXEC" -n 2 bash -c '"$0" "$@"; rc=$?; echo "rank exit status $rc" >&2; exit $rc' \
-  "$ZEROPP" train inputs/default.toml --model.n_layer=2 --model.n_embd=64 --train.batch_size=4 --train.seq_len=64 \
-  --model.max_seq_len=64 --train.sample_tokens=0 --data.val= --log.every=1 --train.steps=6 --checkpoint.every=1 \
+  "$ZEROPP" train inputs/default.toml "${tiny[@]}" --log.every=1 --train.steps=6 --checkpoint.every=1 \
   --train.out_dir="$work/run" --checkpoint.dir="$ck" > "$work/out" 2> "$work/err"
 rc=$?
 cat "$work/err"
@@ -43,5 +37,4 @@ if [[ $(ls -A "$ck") == "$(printf 'latest\nstep_00000001.h5\nstep_00000002.h5')"
 else bad "checkpoint folder after the failure: $(ls -A "$ck" | tr '\n' ' '), latest=$(cat "$ck/latest")"; fi
 if grep -q '^step 3/6' "$work/out" && ! grep -q '^step 4/6' "$work/out"; then ok "the run stopped at the failed save"
 else bad "steps after the failed save"; fi
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish

@@ -3,13 +3,8 @@
 # "unknown" for a tarball (no .git) and for a tarball unpacked inside another
 # git checkout (whose revision is not ours); an unchanged revision leaves the
 # generated file alone. Under a second.
-set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP_SOURCE_DIR:?}"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fails=0 passes=0
-ok() { echo "ok   $1"; passes=$((passes + 1)); }
-bad() { echo "FAIL $1"; fails=$((fails + 1)); }
 script=$ZEROPP_SOURCE_DIR/cmake/GitRevision.cmake
 revision() {  # revision SRC: what the generated file returns
   cmake -DSRC="$1" -DOUT="$work/out.cpp" -P "$script" || return 1
@@ -39,5 +34,4 @@ touch -d '2000-01-01' "$work/out.cpp"
 revision "$work/tarball" > /dev/null
 if [[ $(stat -c %Y "$work/out.cpp") -lt 1000000000 ]]; then ok "an unchanged revision does not rewrite the file"
 else bad "the generated file was rewritten"; fi
-echo "$passes passed, $fails failed"
-((fails == 0))
+finish

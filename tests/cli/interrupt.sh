@@ -8,17 +8,10 @@
 # a second SIGINT to the ranks, which aborts at once (a rank stuck by fault
 # injection keeps the others in a collective, so the first is never honoured):
 # the ranks exit 130.
-set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$ZEROPP_SOURCE_DIR"
-[[ -s data/kjv/train.bin ]] || { echo "data/kjv/train.bin missing: run scripts/prepare-corpus"; exit 1; }
-fails=0 passes=0
-ok() { echo "ok   $1"; passes=$((passes + 1)); }
-bad() { echo "FAIL $1"; fails=$((fails + 1)); }
-common=(--model.n_layer=2 --model.n_embd=64 --train.batch_size=4 --train.seq_len=64 --model.max_seq_len=64
-        --train.sample_tokens=0 --data.val= --log.every=1 --train.steps=100000)
+needs_corpus
+common=("${tiny[@]}" --log.every=1 --train.steps=100000)
 # Each rank reports its own exit status (bash waits for zeropp on SIGINT).
 rank=(bash -c '"$0" "$@"; rc=$?; echo "rank exit status $rc"; exit $rc' "$ZEROPP")
 # start OUT ARGS...: mpiexec in the background as the leader of its own session,
@@ -107,5 +100,4 @@ else
   bad "second SIGINT: rc=$rc after ${elapsed}s, alive after the first: $alive, ranks: ${pids:-none}"
   tail -5 "$out.log"
 fi
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish

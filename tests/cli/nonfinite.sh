@@ -4,18 +4,11 @@
 # run with one line naming the step and the last good checkpoint, exit status
 # 4. Nothing is saved after it: `latest` still names a checkpoint with finite
 # values only, and retention (keep 2) has removed none of the good ones.
-set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$ZEROPP_SOURCE_DIR"
-[[ -s data/kjv/train.bin ]] || { echo "data/kjv/train.bin missing: run scripts/prepare-corpus"; exit 1; }
-fails=0 passes=0
-ok() { echo "ok   $1"; passes=$((passes + 1)); }
-bad() { echo "FAIL $1"; fails=$((fails + 1)); }
+needs_corpus
 out="$work/run"
-timeout 300 "$MPIEXEC" -n 2 "$ZEROPP" train inputs/default.toml --model.n_layer=2 --model.n_embd=64 \
-  --train.batch_size=4 --train.seq_len=64 --model.max_seq_len=64 --train.sample_tokens=0 --data.val= \
+timeout 300 "$MPIEXEC" -n 2 "$ZEROPP" train inputs/default.toml "${tiny[@]}" \
   --train.steps=10 --optim.lr=1e30 --optim.warmup_steps=0 --checkpoint.at_start=true --checkpoint.every=1 \
   --checkpoint.keep=2 --train.out_dir="$out" > "$work/out" 2> "$work/err"
 rc=$?
@@ -43,5 +36,4 @@ for f in sys.argv[1:]:
 PY
   ok "every saved checkpoint holds finite values only"
 else bad "a saved checkpoint holds non-finite values"; fi
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish

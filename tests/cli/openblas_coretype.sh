@@ -2,11 +2,8 @@
 # scripts/openblas-coretype on made-up CPUs and libraries: kernels chosen by
 # feature flags (never the model number), only for the OpenBLAS versions that
 # need it, and a value the user set kept. Under a second.
-set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP_SOURCE_DIR:?}"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fails=0 passes=0
 unset OPENBLAS_CORETYPE  # the test environment may set one
 for v in 0.3.20 0.3.21 0.3.27; do
   mkdir -p "$work/$v"
@@ -43,5 +40,4 @@ check "" spr "$work/0.3.27/libopenblas.so.0"  # newer: it detects the CPU itself
 check "" spr "$work/libopenblas.so.0"         # version unknown: zeropp's start-up warning is the net
 check "" spr "$work/missing.so"
 check Zen spr "$work/0.3.21/libopenblas.so.0" OPENBLAS_CORETYPE=Zen  # the user's choice stays
-echo "$passes passed, $fails failed"
-((fails == 0))
+finish

@@ -4,14 +4,9 @@
 # nothing; unwritable folders are found before the first step; a model that
 # does not fit is refused with one line before anything is allocated; an
 # error on one rank is printed by that rank and no rank hangs. ~25 s.
-set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 unset ZEROPP_MEMORY_AVAILABLE
-fails=0 passes=0
-ok() { echo "ok   $1"; passes=$((passes + 1)); }
-bad() { echo "FAIL $1"; fails=$((fails + 1)); }
 
 /usr/bin/python3 - "$work" <<'PY'
 import struct, sys
@@ -178,5 +173,4 @@ if [[ $rc -ne 0 && $rc -ne 124 ]] && [[ $(errors) -eq 1 ]] && grep -q '^zeropp: 
   ok "allocation failing on rank 1 only: exit $rc in $((SECONDS - start)) s: $(grep '^zeropp: error:' <<< "$out" | cut -c1-120)"
 else bad "allocation failing on rank 1: exit $rc, want one 'zeropp: error: rank 1:' line:"; echo "$out" | grep -v '^ \|^\[\|=\|^$' | head -5; fi
 
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish

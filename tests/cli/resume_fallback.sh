@@ -2,22 +2,15 @@
 # `--resume auto` whose newest checkpoint is corrupt (one flipped byte in a
 # tensor) falls back to the newest one that verifies, says which it skipped
 # and why, and continues from there; with none intact it refuses (exit 1).
-set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$ZEROPP_SOURCE_DIR"
-[[ -s data/kjv/train.bin ]] || { echo "data/kjv/train.bin missing: run scripts/prepare-corpus"; exit 1; }
-fails=0 passes=0
-ok() { echo "ok   $1"; passes=$((passes + 1)); }
-bad() { echo "FAIL $1"; fails=$((fails + 1)); }
+needs_corpus
 out="$work/run"
 ck="$out/checkpoints"
 train() {  # train STEPS ARGS...
   local steps=$1
   shift
-  timeout 300 "$MPIEXEC" -n 2 "$ZEROPP" train inputs/default.toml --model.n_layer=2 --model.n_embd=64 \
-    --train.batch_size=4 --train.seq_len=64 --model.max_seq_len=64 --train.sample_tokens=0 --data.val= \
+  timeout 300 "$MPIEXEC" -n 2 "$ZEROPP" train inputs/default.toml "${tiny[@]}" \
     --log.every=1 --train.steps="$steps" --checkpoint.every=2 --train.out_dir="$out" "$@" > "$work/log" 2>&1
 }
 flip() {  # flip FILE: one bit in the middle of /model/wte.weight
@@ -55,5 +48,4 @@ else
   bad "none verifies: rc=$rc"
   tail -3 "$work/log"
 fi
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish

@@ -7,16 +7,11 @@
 #  2. with qgZ error feedback, changing the qwZ settings that change the unit
 #     padding (quantized_weights, weight_block) is reported and error feedback
 #     restarts from zero; changing one that does not (weight_bits) keeps it.
-set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 cd "$ZEROPP_SOURCE_DIR"
 [[ -s data/kjv/val.bin ]] || { echo "data/kjv/val.bin missing: run scripts/prepare-corpus"; exit 1; }
 py=/usr/bin/python3
-fails=0 passes=0
-ok() { echo "ok   $1"; passes=$((passes + 1)); }
-bad() { echo "FAIL $1"; fails=$((fails + 1)); }
 # Tiny and fast; small blocks so that the padding to P·block stays small.
 common=(--model.n_layer=1 --model.n_embd=32 --model.n_head=2 --model.max_seq_len=32 --train.batch_size=2
         --train.seq_len=32 --train.sample_tokens=0 --train.val_every=1 --train.val_batches=1 --log.every=1
@@ -91,5 +86,4 @@ done << 'EOF'
 --zero.weight_bits=4|zero.weight_bits: 8 -> 4|0
 EOF
 
-echo "$passes passed, $fails failed"
-[[ $fails -eq 0 ]]
+finish

@@ -5,16 +5,11 @@
 # validation losses in metrics.h5 under the log's step numbers; `ckpt info` and
 # `ckpt verify` on a run folder, a checkpoint folder or a `latest` file; a
 # failing verify naming the damaged dataset. A tiny model, 2 ranks: ~3 s.
-set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 cd "$ZEROPP_SOURCE_DIR" || exit 1
 [[ -s data/kjv/train.bin ]] || { echo "data/kjv/train.bin missing: run scripts/prepare-corpus"; exit 1; }
 py=/usr/bin/python3
-fails=0 passes=0
-ok() { echo "ok   $1"; passes=$((passes + 1)); }
-bad() { echo "FAIL $1"; fails=$((fails + 1)); }
 
 # 1. --version: a revision of this checkout (an ancestor of HEAD: the binary may predate
 # the last commit), "unknown" outside a git checkout; and the build options.
@@ -132,5 +127,4 @@ if grep -Eq '^  BLAS kernels +: Prescott$' "$work/bench" &&
   ok "bench step names the kernels (Prescott) and warns on an AVX2 CPU"
 else bad "bench step lacks the kernels row or the warning"; grep -E 'BLAS|warning' "$work/bench"; fi
 
-echo "$passes passed, $fails failed"
-((fails == 0))
+finish

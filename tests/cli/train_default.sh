@@ -3,12 +3,10 @@
 # makes it): the loss must fall from ln 256 = 5.55 to below 2.9 within 80
 # steps (measured: ~2.5), the run folder must hold the resolved deck, and a
 # sample must be printed.
-set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
+set -e
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$ZEROPP_SOURCE_DIR"
-[[ -s data/kjv/train.bin ]] || { echo "data/kjv/train.bin missing: run scripts/prepare-corpus"; exit 1; }
+needs_corpus
 "$MPIEXEC" -n "${RANKS:-1}" "$ZEROPP" train inputs/default.toml --train.steps=80 --log.every=10 \
   --train.val_every=40 --train.sample_tokens=40 --train.out_dir="$work/run" "$@" | tee "$work/log"
 first=$(grep -m1 '^step ' "$work/log" | sed -E 's/.*\| loss ([0-9.]+) .*/\1/')

@@ -1,12 +1,9 @@
 #!/usr/bin/env bash
 # A stalled rank (fault injection) must not hang the job: the others'
 # watchdog aborts it with one line naming the rank, collective, unit and step.
-set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$ZEROPP_SOURCE_DIR"
-[[ -s data/kjv/train.bin ]] || { echo "data/kjv/train.bin missing: run scripts/prepare-corpus"; exit 1; }
+needs_corpus
 start=$(date +%s)
 timeout 120 "$MPIEXEC" -n 4 "$ZEROPP" train inputs/default.toml --zero.ranks_per_node=2 --train.steps=5 --log.every=1 \
   --train.sample_tokens=0 --data.val= --train.out_dir="$work/run" --comm.timeout_s=3 \

@@ -1,0 +1,26 @@
+# Shared by the end-to-end scripts in this folder (sourced; ctest registers
+# only *.sh): strict mode, a work folder removed at exit, the ok/bad counters
+# and the closing line ctest's log shows, the default-corpus check, and the
+# arguments of a model small enough for seconds-long multi-rank runs.
+set -uo pipefail
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fails=0 passes=0
+ok() { echo "ok   $1"; passes=$((passes + 1)); }
+bad() { echo "FAIL $1"; fails=$((fails + 1)); }
+# "N passed, N failed"; the status says whether every check passed.
+finish() {
+  echo "$passes passed, $fails failed"
+  ((fails == 0))
+}
+# Runs from the source tree (decks name data files relative to it) and needs
+# the default corpus that scripts/prepare-corpus writes.
+needs_corpus() {
+  cd "${ZEROPP_SOURCE_DIR:?}" || exit 1
+  [[ -s data/kjv/train.bin ]] || {
+    echo "data/kjv/train.bin missing: run scripts/prepare-corpus"
+    exit 1
+  }
+}
+tiny=(--model.n_layer=2 --model.n_embd=64 --train.batch_size=4 --train.seq_len=64 --model.max_seq_len=64
+      --train.sample_tokens=0 --data.val=)
