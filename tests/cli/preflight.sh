@@ -166,9 +166,10 @@ big=(--train.out_dir="$work/r2" --train.batch_size=128 --train.seq_len=256 --mod
      --model.n_head=4 --model.n_layer=2 --train.steps=1)
 # A script: mpiexec mangles bash -c '...'. Under AddressSanitizer (scripts/sanitize)
 # ulimit -v cannot work (ASan reserves terabytes of shadow address space at start):
-# its allocator refuses the large buffers instead, as a failing malloc would.
+# its allocator refuses the large buffers instead, as a failing malloc would (its
+# warning about that to stderr, not among scripts/sanitize's reports).
 if ldd "$ZEROPP" 2> /dev/null | grep -q libasan; then
-  printf 'export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1:max_allocation_size_mb=64"\nexec "$@"\n' \
+  printf 'export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1:max_allocation_size_mb=64:log_path=stderr"\nexec "$@"\n' \
     > "$work/limited.sh"
 else
   printf 'ulimit -v 700000 && exec "$@"\n' > "$work/limited.sh"
