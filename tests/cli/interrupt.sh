@@ -12,8 +12,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
 needs_corpus
 common=("${tiny[@]}" --log.every=1 --train.steps=100000)
-# Each rank reports its own exit status (bash waits for zeropp on SIGINT).
-rank=(bash -c '"$0" "$@"; rc=$?; echo "rank exit status $rc"; exit $rc' "$ZEROPP")
+# Each rank reports its own exit status, into OUT.status (a file: what hydra
+# forwards from a rank it is tearing down can be lost).
+rank=(bash -c '"$0" "$@"; rc=$?; echo "rank exit status $rc" >> "$RANK_STATUS"; exit $rc' "$ZEROPP")
 # start OUT ARGS...: mpiexec in the background as the leader of its own session,
 # like a job started at a terminal (not under `timeout`: timeout passes a
 # SIGINT on to its whole process group, and a second SIGINT makes hydra kill
@@ -21,7 +22,7 @@ rank=(bash -c '"$0" "$@"; rc=$?; echo "rank exit status $rc"; exit $rc' "$ZEROPP
 start() {
   local out=$1
   shift
-  setsid "$MPIEXEC" -n 2 "${rank[@]}" train inputs/default.toml "${common[@]}" --train.out_dir="$out" "$@" \
+  RANK_STATUS="$out.status" setsid "$MPIEXEC" -n 2 "${rank[@]}" train inputs/default.toml "${common[@]}" --train.out_dir="$out" "$@" \
     > "$out.log" 2>&1 &
   launcher=$!
   (sleep 300 && kill -KILL "$launcher") > /dev/null 2>&1 &
@@ -34,7 +35,7 @@ ranks_of() { pgrep -f -- "^$ZEROPP train .*--train.out_dir=$1( |\$)"; }
 stopped_ok() {  # stopped_ok NAME OUT RC
   local latest ranks3
   latest=$(cat "$2/checkpoints/latest" 2> /dev/null)
-  ranks3=$(grep -c '^rank exit status 3$' "$2.log")
+  ranks3=$(grep -c '^rank exit status 3$' "$2.status")
   if [[ $3 -eq 0 && $ranks3 -eq 2 ]]; then echo "NOTE $1: both ranks exited 3 but mpiexec reported 0 (hydra's race)"; fi
   if [[ $3 -eq 3 || $3 -eq 0 ]] && [[ $ranks3 -eq 2 ]] && grep -q 'stopping at step .*(signal)' "$2.log" &&
     [[ -n $latest ]] && "$ZEROPP" ckpt verify "$2/checkpoints/$latest" > /dev/null; then
@@ -88,16 +89,16 @@ wait "$launcher"
 rc=$?
 kill "$guard" 2> /dev/null
 elapsed=$(($(date +%s) - t0))
-# mpiexec's own status is 130 when both ranks' exits reach it first, else 9:
-# hydra kills the rank still alive once the other has exited (a race); both
-# mean "aborted", neither can be taken for success (0), a stop (3) or a usage
-# error (2). At least one rank must report 130 itself.
-if [[ -n $pids && $alive -eq 1 && ($rc -eq 130 || $rc -eq 9) && $elapsed -lt 60 ]] &&
-  grep -q '^rank exit status 130$' "$out.log" && ! grep -q 'stopping at step' "$out.log" &&
+# The ranks exit 130; mpiexec's own status then depends on how hydra tears
+# down the rank still alive once the other has exited (130, 9 or 1 seen): any
+# status but success (0), usage error (2) or a stop (3) means "aborted".
+if [[ -n $pids && $alive -eq 1 && $rc -ne 0 && $rc -ne 2 && $rc -ne 3 && $elapsed -lt 60 ]] &&
+  grep -q '^rank exit status 130$' "$out.status" && ! grep -q 'stopping at step' "$out.log" &&
   [[ ! -e "$out/checkpoints/latest" ]]; then
   ok "a second SIGINT aborts at once (exit $rc after ${elapsed}s, nothing saved)"
 else
   bad "second SIGINT: rc=$rc after ${elapsed}s, alive after the first: $alive, ranks: ${pids:-none}"
+  cat "$out.status"
   tail -5 "$out.log"
 fi
 finish
