@@ -1,5 +1,5 @@
 # The CUDA path (ZEROPP_ENABLE_CUDA): kernels/cuda (quantization and collective
-# kernels, cuBLAS GEMM), src/device (device selection) and src/nccl_backend in
+# kernels, cuBLAS GEMM), src/device (device selection) and src/comm/nccl in
 # one library, zeropp_cuda, linking CUDA::cudart, CUDA::cublas and NCCL from the
 # toolkit (/usr/local/cuda, or NCCL_HOME). No existing target links it, so
 # nothing else needs a GPU at run time; its host-side test runs without one.
@@ -32,8 +32,8 @@ add_library(zeropp_cuda STATIC
   kernels/cuda/quantize.cu
   kernels/cuda/comm_kernels.cu
   kernels/cuda/gemm_cublas.cpp
-  src/device.cpp
-  src/nccl_backend.cpp)
+  src/device/cuda_device.cpp
+  src/comm/nccl/nccl_backend.cpp)
 # The shared runtime, once: CUDA::cudart, never also the static one CMake adds by default.
 set_target_properties(zeropp_cuda PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON CUDA_RUNTIME_LIBRARY Shared)
 target_include_directories(zeropp_cuda PUBLIC ${CMAKE_SOURCE_DIR})

@@ -22,7 +22,7 @@
 #include <unordered_map>
 
 #include "io/disk_space.hpp"
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
 
 namespace zeropp {
 namespace fs = std::filesystem;

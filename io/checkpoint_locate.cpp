@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "io/checkpoint.hpp"
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
 
 namespace zeropp {
 

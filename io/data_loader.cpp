@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
 
 namespace zeropp {
 

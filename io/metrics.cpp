@@ -25,7 +25,7 @@
 #include <cstring>
 #include <utility>
 
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
 
 namespace zeropp {
 

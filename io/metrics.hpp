@@ -47,7 +47,7 @@
 
 namespace zeropp {
 
-// Collective kinds, in the order of src/communicator.hpp's Kind (io does not
+// Collective kinds, in the order of src/comm/communicator.hpp's Kind (io does not
 // depend on the communication layer; the caller converts ByteCounters).
 constexpr int kMetricKinds = 5;
 // Their names in /steps member names: "all_gather", "reduce_scatter", ...

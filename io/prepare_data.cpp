@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "io/token_file.hpp"
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
 
 namespace zeropp {
 

@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "io/checkpoint.hpp"
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
 
 namespace zeropp {
 

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
 
 namespace zeropp {
 

@@ -12,7 +12,7 @@
 #include <limits>
 #include <utility>
 
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
 
 // The body is used in place as uint16_t: that needs a little-endian host
 // (x86-64, aarch64, every machine we target).

@@ -8,7 +8,7 @@
 //
 // Formats, scale arithmetic and NaN/Inf policy: kernels/quantize.hpp.
 // Reductions over k chunks: kernels/quant_reduce.hpp.
-// qgZ reorder: src/qgz.hpp (chunk x = [S_x, S_{X+x}, ..., S_{(Y-1)X+x}]).
+// qgZ reorder: src/zero/qgz.hpp (chunk x = [S_x, S_{X+x}, ..., S_{(Y-1)X+x}]).
 //
 // One element at a time with std::fabs, std::isfinite, std::nearbyint and an
 // explicit clamp; block by block, no parallelism.

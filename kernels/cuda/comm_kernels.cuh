@@ -1,11 +1,11 @@
-// Device-side local work of the collectives (src/nccl_backend.hpp): the same
-// fp32 arithmetic, in the same order, as the MPI backend (src/communicator.cpp),
+// Device-side local work of the collectives (src/comm/nccl/nccl_backend.hpp): the same
+// fp32 arithmetic, in the same order, as the MPI backend (src/comm/communicator.cpp),
 // so both give identical bits.
 //
 //   ring_accumulate: acc[i] = wire_in[i] + own[i], wire_in fp32 or bf16 (widened
 //                    exactly), one reduce-scatter hop.
 //   to_bf16:         fp32 -> bf16 bits, round to nearest even, NaN kept quiet
-//                    with its sign (src/bf16.hpp's fp32_to_bf16, bit for bit).
+//                    with its sign (src/base/bf16.hpp's fp32_to_bf16, bit for bit).
 //   sum_members:     out[i] = all[i] + all[n+i] + ... + all[(p-1)n+i], left to
 //                    right (the small-value all-reduce), float or double.
 // Asynchronous on `stream`; launch failures throw std::runtime_error.

@@ -1,12 +1,12 @@
 // Collectives over world/node/cross groups of emulated layouts: exact results
 // versus a direct computation, and byte counters versus the closed forms of
-// src/communicator.hpp.
+// src/comm/communicator.hpp.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 
-#include "src/bf16.hpp"
-#include "src/communicator.hpp"
+#include "src/base/bf16.hpp"
+#include "src/comm/communicator.hpp"
 
 using namespace zeropp;
 

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <limits>
 
-#include "src/bf16.hpp"
-#include "src/shard.hpp"
+#include "src/base/bf16.hpp"
+#include "src/zero/shard.hpp"
 
 using namespace zeropp;
 

@@ -1,8 +1,8 @@
 // Topology: emulated layouts, detection on this machine, bad ranks_per_node.
 #include <catch2/catch.hpp>
 
-#include "src/errors.hpp"
-#include "src/topology.hpp"
+#include "src/base/errors.hpp"
+#include "src/comm/topology.hpp"
 
 using namespace zeropp;
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "io/token_file.hpp"
-#include "src/optimizer.hpp"
-#include "src/train.hpp"
+#include "src/app/train.hpp"
+#include "src/zero/optimizer.hpp"
 
 namespace zeropp::test {
 

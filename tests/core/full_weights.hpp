@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "src/model.hpp"
+#include "src/models/gpt2/gpt2.hpp"
 
 namespace zeropp::test {
 

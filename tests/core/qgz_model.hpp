@@ -1,4 +1,4 @@
-// A reference model of qgZ (src/qgz.hpp's steps 1-5) for every rank at
+// A reference model of qgZ (src/zero/qgz.hpp's steps 1-5) for every rank at
 // once, in plain loops with the reference quantizers of kernels/quant_ref.hpp:
 // given every rank's padded gradient of a unit, what every owner must receive,
 // bit for bit (the kernels equal these references bit for bit, and qgZ sums
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "kernels/quant_ref.hpp"
-#include "src/qgz.hpp"
-#include "src/topology.hpp"
+#include "src/comm/topology.hpp"
+#include "src/zero/qgz.hpp"
 
 namespace zeropp::test {
 
@@ -32,7 +32,7 @@ inline std::vector<float> round_trip(int bits, const std::vector<float>& x, int6
   return d;
 }
 
-// The whole qgZ of one unit for all P ranks (src/qgz.hpp's steps 1-5).
+// The whole qgZ of one unit for all P ranks (src/zero/qgz.hpp's steps 1-5).
 struct QgzModel {
   int P, X, Y, bits;
   int64_t n, block;

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <fstream>
 
-#include "src/config.hpp"
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
+#include "src/config/config.hpp"
 
 using namespace zeropp;
 

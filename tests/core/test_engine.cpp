@@ -10,7 +10,7 @@
 #include <cmath>
 
 #include "core/engine_fixture.hpp"
-#include "src/shard.hpp"
+#include "src/zero/shard.hpp"
 
 using namespace zeropp;
 using namespace zeropp::test;

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "src/logging.hpp"
+#include "src/app/logging.hpp"
 
 using namespace zeropp;
 

@@ -5,10 +5,10 @@
 #include <catch2/catch.hpp>
 
 #include "core/engine_fixture.hpp"
-#include "src/logging.hpp"
-#include "src/memory_estimate.hpp"
-#include "src/node_memory.hpp"
-#include "src/preflight.hpp"
+#include "src/app/logging.hpp"
+#include "src/app/memory_estimate.hpp"
+#include "src/app/node_memory.hpp"
+#include "src/app/preflight.hpp"
 
 using namespace zeropp;
 using test::tiny;

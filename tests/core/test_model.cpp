@@ -4,7 +4,7 @@
 #include <random>
 
 #include "core/full_weights.hpp"
-#include "src/model.hpp"
+#include "src/models/gpt2/gpt2.hpp"
 
 using namespace zeropp;
 using test::FullWeights;

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "src/optimizer.hpp"
+#include "src/zero/optimizer.hpp"
 
 using namespace zeropp;
 

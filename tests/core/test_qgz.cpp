@@ -12,10 +12,10 @@
 
 #include "core/engine_fixture.hpp"
 #include "core/qgz_model.hpp"
-#include "src/communicator.hpp"
-#include "src/qgz.hpp"
-#include "src/shard.hpp"
-#include "src/topology.hpp"
+#include "src/comm/communicator.hpp"
+#include "src/comm/topology.hpp"
+#include "src/zero/qgz.hpp"
+#include "src/zero/shard.hpp"
 
 using namespace zeropp;
 using namespace zeropp::test;

@@ -8,8 +8,8 @@
 #include <cstring>
 
 #include "core/engine_fixture.hpp"
-#include "src/bf16.hpp"
-#include "src/quant.hpp"
+#include "src/base/bf16.hpp"
+#include "src/zero/quant.hpp"
 
 using namespace zeropp;
 using namespace zeropp::test;

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "src/sampler.hpp"
+#include "src/app/sampler.hpp"
 
 using namespace zeropp;
 

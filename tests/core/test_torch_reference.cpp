@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "core/full_weights.hpp"
-#include "src/model.hpp"
+#include "src/models/gpt2/gpt2.hpp"
 
 using namespace zeropp;
 using test::FullWeights;

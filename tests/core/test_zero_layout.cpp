@@ -3,8 +3,8 @@
 // error-feedback layout changes exactly when the buffers' shape or meaning does.
 #include <catch2/catch.hpp>
 
-#include "src/quant.hpp"
-#include "src/zero_layout.hpp"
+#include "src/zero/quant.hpp"
+#include "src/zero/zero_layout.hpp"
 
 using namespace zeropp;
 

@@ -5,9 +5,9 @@
 #include <cmath>
 
 #include "core/engine_fixture.hpp"
-#include "src/errors.hpp"
-#include "src/qgz.hpp"
-#include "src/quant.hpp"
+#include "src/base/errors.hpp"
+#include "src/zero/qgz.hpp"
+#include "src/zero/quant.hpp"
 
 using namespace zeropp;
 using namespace zeropp::test;

@@ -38,7 +38,7 @@
 #include "core/engine_fixture.hpp"
 #include "core/qgz_model.hpp"
 #include "io/data_loader.hpp"
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
 
 using namespace zeropp;
 using namespace zeropp::test;

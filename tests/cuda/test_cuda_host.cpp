@@ -9,7 +9,7 @@
 #include "kernels/cuda/comm_kernels.cuh"
 #include "kernels/cuda/gemm_cublas.hpp"
 #include "kernels/cuda/quantize.cuh"
-#include "src/device.hpp"
+#include "src/device/cuda_device.hpp"
 
 namespace zc = zeropp::cuda;
 

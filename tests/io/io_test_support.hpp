@@ -9,7 +9,7 @@
 #include <string>
 #include <system_error>
 
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
 
 namespace zeropp::test {
 

@@ -21,7 +21,7 @@
 #include "io/checkpoint.hpp"
 #include "io/io_test_support.hpp"
 #include "io/resume_choice.hpp"
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
 
 using namespace zeropp;
 namespace fs = std::filesystem;

@@ -20,7 +20,7 @@
 
 #include "io/io_test_support.hpp"
 #include "io/metrics.hpp"
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
 
 using namespace zeropp;
 namespace fs = std::filesystem;

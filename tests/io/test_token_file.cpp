@@ -12,7 +12,7 @@
 
 #include "io/io_test_support.hpp"
 #include "io/token_file.hpp"
-#include "src/errors.hpp"
+#include "src/base/errors.hpp"
 
 using namespace zeropp;
 namespace fs = std::filesystem;

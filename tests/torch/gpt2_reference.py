@@ -16,7 +16,7 @@ File format (all little-endian, no padding):
   magic     8 bytes   b"ZPPTREF1"
   config    9 x int32 vocab_size V, max_seq_len, n_layer L, n_head H, n_embd C,
                       batch B, tokens per sequence T, number of tensors N, seed
-  N times, in our unit order (src/param_layout.cpp: wte, wpe, h.0.ln_1.weight
+  N times, in our unit order (src/models/param_layout.cpp: wte, wpe, h.0.ln_1.weight
   .. h.{L-1}.mlp.c_proj.bias, ln_f.weight, ln_f.bias):
     name_len int32, name (UTF-8, Hugging Face GPT-2 name, e.g. "h.0.attn.c_attn.weight"),
     ndim int32, dims ndim x int64 (Hugging Face shape, Conv1D weights [C_in, C_out]),

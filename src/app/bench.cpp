@@ -1,0 +1,194 @@
+#include "src/app/bench.hpp"
+
+#include <mpi.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "kernels/blas_core.hpp"
+#include "kernels/gemm.hpp"
+#include "src/app/logging.hpp"
+#include "src/app/train.hpp"
+#include "src/base/errors.hpp"
+#include "src/zero/optimizer.hpp"
+#include "src/zero/quant.hpp"
+
+namespace zeropp {
+
+namespace {
+
+// One GEMM shape of the model and how often a training step runs it.
+struct Shape {
+  Trans ta, tb;
+  int M, N, K;
+  int per_step;
+};
+
+// Every GEMM of one micro-batch's forward and backward (matmul.cpp's calls):
+// each linear layer runs out = in·W, din = dout·W^T and dW = in^T·dout.
+std::vector<Shape> model_shapes(const ModelConfig& m, int BT) {
+  const int C = m.n_embd, V = m.vocab_size, L = m.n_layer;
+  std::vector<Shape> s;
+  const auto linear = [&](int in, int out, int count) {
+    s.push_back({Trans::N, Trans::N, BT, out, in, count});  // forward
+    s.push_back({Trans::N, Trans::T, BT, in, out, count});  // input gradient
+    s.push_back({Trans::T, Trans::N, in, out, BT, count});  // weight gradient
+  };
+  linear(C, 3 * C, L);
+  linear(C, C, L);
+  linear(C, 4 * C, L);
+  linear(4 * C, C, L);
+  s.push_back({Trans::N, Trans::T, BT, V, C, 1});  // LM head forward: lnf·wte^T
+  s.push_back({Trans::N, Trans::N, BT, C, V, 1});  // dlnf = dlogits·wte
+  s.push_back({Trans::T, Trans::N, V, C, BT, 1});  // dwte = dlogits^T·lnf
+  return s;
+}
+
+// GFLOP/s of the GEMM library on the model's shape mix: total FLOPs of one
+// step's GEMMs over the time they take (each timed `reps` times, best kept).
+double gemm_gflops(const ModelConfig& m, int BT, int reps) {
+  const auto shapes = model_shapes(m, BT);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1, 1);
+  double flops = 0, seconds = 0;
+  for (const Shape& sh : shapes) {
+    std::vector<float> A(size_t(sh.M) * sh.K), B(size_t(sh.K) * sh.N), C(size_t(sh.M) * sh.N);
+    for (auto* v : {&A, &B})
+      for (auto& x : *v) x = u(rng);
+    const int lda = sh.ta == Trans::N ? sh.K : sh.M, ldb = sh.tb == Trans::N ? sh.N : sh.K;
+    double best = 1e30;
+    for (int r = 0; r < reps; ++r) {
+      const double t0 = MPI_Wtime();
+      gemm(sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.0f, A.data(), lda, B.data(), ldb, 0.0f, C.data(), sh.N);
+      best = std::min(best, MPI_Wtime() - t0);
+    }
+    flops += 2.0 * sh.M * sh.N * sh.K * sh.per_step;
+    seconds += best * sh.per_step;
+  }
+  return flops / seconds * 1e-9;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Accumulated error of quantizing tensors: sqrt(sum err^2 / sum x^2) and
+// max |err| / max |x|.
+struct QuantError {
+  double err2 = 0, x2 = 0, max_err = 0, max_x = 0;
+  void add(const float* x, int64_t n, int bits, int64_t block) {
+    const int64_t padded = (n + block - 1) / block * block;
+    std::vector<float> in(static_cast<size_t>(padded), 0.0f), out(static_cast<size_t>(padded));
+    std::copy(x, x + n, in.begin());
+    std::vector<uint8_t> q(static_cast<size_t>(quant::payload_bytes(padded, bits)));
+    std::vector<float> scales(static_cast<size_t>(padded / block));
+    quant::quantize(bits, in.data(), q.data(), scales.data(), padded, block);
+    quant::dequantize(bits, q.data(), scales.data(), out.data(), padded, block);
+    for (int64_t i = 0; i < n; ++i) {
+      const double e = double(out[size_t(i)]) - double(x[i]);
+      err2 += e * e;
+      x2 += double(x[i]) * x[i];
+      max_err = std::max(max_err, std::abs(e));
+      max_x = std::max(max_x, double(std::abs(x[i])));
+    }
+  }
+  double rel_l2() const { return x2 > 0 ? std::sqrt(err2 / x2) : 0; }
+  double rel_max() const { return max_x > 0 ? max_err / max_x : 0; }
+};
+
+}  // namespace
+
+int run_bench_quant(const Config& cfg, int steps) {
+  if (steps < 1) throw Error("bench quant: --steps must be at least 1, got " + std::to_string(steps));
+  Run run(cfg);
+  for (int s = 0; s < steps; ++s) run.engine.train_step(s, *run.train, learning_rate(cfg.optim, s, steps));
+  const auto& layout = run.model.layout();
+  std::vector<std::vector<float>> weights, grads;
+  for (size_t u = 0; u < layout.units.size(); ++u) {
+    weights.push_back(run.engine.gather_master(int(u)));
+    grads.push_back(run.engine.gather_grad(int(u)));
+  }
+  log0("zeropp bench quant: %s after %d steps (%lld parameters); error of blockwise symmetric quantization\n",
+       cfg.train.out_dir.c_str(), steps, (long long)layout.numel);
+  log0(
+      "relative L2 = ||x - deq(q(x))|| / ||x||, relative max = max|x - deq| / max|x|, over every tensor\n\n");
+  log0(
+      "| block | scale overhead | weights int8 L2 | int8 max | weights int4 L2 | int4 max | grads int8 L2 | "
+      "int8 max | grads int4 L2 | int4 max |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int64_t block : {32l, 64l, 128l, 256l, 512l, 2048l, 8192l, 0l}) {  // 0: one scale per tensor
+    QuantError e[2][2];                                                   // [weights|grads][int8|int4]
+    for (size_t u = 0; u < layout.units.size(); ++u)
+      for (const auto& p : layout.units[u].params)
+        for (int what = 0; what < 2; ++what)
+          for (int b = 0; b < 2; ++b) {
+            const float* x = (what == 0 ? weights : grads)[u].data() + p.offset;
+            const int64_t blk = block ? block : (p.numel + 1) / 2 * 2;
+            e[what][b].add(x, p.numel, b == 0 ? 8 : 4, blk);
+          }
+    char label[32], over[32];
+    std::snprintf(label, sizeof label, block ? "%lld" : "per tensor", (long long)block);
+    std::snprintf(over, sizeof over, block ? "%.2f%% / %.2f%%" : "~0", block ? 400.0 / double(block) : 0.0,
+                  block ? 800.0 / double(block) : 0.0);
+    log0("| %s | %s | %.3e | %.3e | %.3e | %.3e | %.3e | %.3e | %.3e | %.3e |\n", label, over,
+         e[0][0].rel_l2(), e[0][0].rel_max(), e[0][1].rel_l2(), e[0][1].rel_max(), e[1][0].rel_l2(),
+         e[1][0].rel_max(), e[1][1].rel_l2(), e[1][1].rel_max());
+  }
+  log0("\nscale overhead: fp32 scale bytes per payload byte, int8 / int4\n");
+  return kExitOk;
+}
+
+int run_bench_step(const Config& cfg, int steps) {
+  if (steps < 1) throw Error("bench step: --steps must be at least 1, got " + std::to_string(steps));
+  Run run(cfg);
+  const auto& t = cfg.train;
+  const double tokens = double(t.batch_size) * t.seq_len * t.grad_accum * run.topo.P;
+  const double flops_per_token = 3 * forward_flops_per_token(cfg.model, t.seq_len);
+  std::vector<double> ms;
+  StepStats last;
+  for (int s = 0; s <= steps; ++s) {  // step 0 warms up and is not timed
+    ZCHECK_MPI(MPI_Barrier(run.topo.world.get()));
+    const double t0 = MPI_Wtime();
+    last = run.engine.train_step(s, *run.train, learning_rate(cfg.optim, s, steps + 1));
+    ZCHECK_MPI(MPI_Barrier(run.topo.world.get()));
+    if (s > 0) ms.push_back((MPI_Wtime() - t0) * 1e3);
+  }
+  const double step_ms = median(ms);
+  const double step_gflops = flops_per_token * tokens / (step_ms * 1e-3) * 1e-9 / run.topo.P;
+  const double lib_gflops = gemm_gflops(cfg.model, t.batch_size * t.seq_len, 3);
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  double peak = double(ru.ru_maxrss) * 1024, peak_max = 0;
+  ZCHECK_MPI(MPI_Reduce(&peak, &peak_max, 1, MPI_DOUBLE, MPI_MAX, 0, run.topo.world.get()));
+  // Bytes of one step by link class, summed over ranks (a plain MPI reduction:
+  // this is reporting, not part of the accounted step).
+  const auto sent = last.bytes.total();
+  double mine[2] = {double(sent.intra), double(sent.inter)}, all[2] = {0, 0};
+  ZCHECK_MPI(MPI_Reduce(mine, all, 2, MPI_DOUBLE, MPI_SUM, 0, run.topo.world.get()));
+  log_table("zeropp bench step", {
+                                     {"ranks", run.topo.describe()},
+                                     {"BLAS", gemm_backend_name()},
+                                     {"BLAS kernels", blas_core_name()},
+                                     {"steps timed", std::to_string(steps) + " (after 1 warm-up step)"},
+                                     {"median step", std::to_string(step_ms) + " ms"},
+                                     {"tokens/s", std::to_string(tokens / (step_ms * 1e-3))},
+                                     {"model GFLOP/s per rank", std::to_string(step_gflops)},
+                                     {"GEMM GFLOP/s (same shapes)", std::to_string(lib_gflops)},
+                                     {"ratio model/GEMM", std::to_string(step_gflops / lib_gflops)},
+                                     {"peak RSS (max over ranks)", human_bytes(peak_max)},
+                                     {"sent per step, intra-node", human_bytes(all[0]) + " (all ranks)"},
+                                     {"sent per step, inter-node", human_bytes(all[1]) + " (all ranks)"},
+                                 });
+  if (const std::string w = blas_core_warning(); !w.empty()) log0("warning: %s\n", w.c_str());
+  log0(
+      "bench step | %s | %.2f ms/step | %.0f tok/s | %.2f GFLOP/s/rank | GEMM %.2f GFLOP/s | ratio %.3f | "
+      "intra %.3f MB | inter %.3f MB | peak RSS %.0f MiB\n",
+      run.topo.describe().c_str(), step_ms, tokens / (step_ms * 1e-3), step_gflops, lib_gflops,
+      step_gflops / lib_gflops, all[0] * 1e-6, all[1] * 1e-6, peak_max / 1048576.0);
+  return kExitOk;
+}
+
+}  // namespace zeropp

@@ -1,0 +1,21 @@
+// zeropp: MPI first, then Kokkos, then the command line.
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+
+#include "src/app/cli.hpp"
+
+int main(int argc, char** argv) {
+  // FUNNELED: helper threads (checkpoint checksums) never call MPI.
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  int rc = 0;
+  {
+    // Kokkos gets no argv: its own --help would shadow ours. Device
+    // selection by local rank comes with the GPU path.
+    Kokkos::ScopeGuard kokkos(Kokkos::InitArguments{});
+    rc = zeropp::run_cli(argc, argv);
+  }
+  MPI_Finalize();
+  return rc;
+}

@@ -1,0 +1,34 @@
+// Per-rank memory of a run, computed from the configuration alone, before
+// anything is allocated (so a run that cannot fit is refused with one line
+// instead of an allocation failure or the OOM killer).
+//
+// The numbers are the sizes the engine and the model allocate: model states
+// (Engine::memory() once built) and the model's activations and backward
+// scratch for B×T tokens; tests/core/test_memory_estimate.cpp holds them
+// equal. Not counted: the process itself (libraries, MPI and BLAS buffers;
+// already in use when the node's free memory is read) and the data loaders.
+#pragma once
+
+#include <cstdint>
+
+#include "src/config/config.hpp"
+#include "src/zero/engine.hpp"
+
+namespace zeropp {
+
+struct MemoryEstimate {
+  MemoryReport states;      // as Engine::memory() will report it
+  int64_t activations = 0;  // the model's buffers for B×T tokens and the engine's token buffers
+  int64_t total() const { return states.total() + activations; }
+};
+
+// Bytes of the model's activations and backward scratch for B sequences of
+// T tokens (GPT<float>(m, B, T) allocates exactly this), plus the engine's
+// input and target token buffers.
+int64_t activation_bytes(const ModelConfig& m, int B, int T);
+
+// Per-rank memory of `cfg` on P ranks in nodes of X. An hpZ group size that
+// does not divide P counts as hpZ off (the engine refuses it).
+MemoryEstimate estimate_memory(const Config& cfg, int P, int X);
+
+}  // namespace zeropp

@@ -1,0 +1,33 @@
+#include "src/app/non_finite.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace zeropp {
+
+namespace {
+// "nan" whatever its sign bit (printf may say "-nan"), else %g.
+std::string number(double x) {
+  if (std::isnan(x)) return "nan";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+}  // namespace
+
+std::string non_finite_message(int64_t step, double loss, double grad_norm, const std::string& last_saved) {
+  return "step " + std::to_string(step) + ": loss is " + number(loss) + " (gradient norm " +
+         number(grad_norm) +
+         ") - stopping; last good checkpoint: " + (last_saved.empty() ? std::string("none") : last_saved);
+}
+
+std::optional<std::string> first_non_finite(const ShardGroups& groups) {
+  for (const auto& [g, shards] : groups)
+    for (const TensorShard& s : shards)
+      for (int64_t i = 0; i < s.end - s.begin; ++i)
+        if (!std::isfinite(s.data[i]))
+          return "/" + g + "/" + s.name + "[" + std::to_string(s.begin + i) + "]";
+  return std::nullopt;
+}
+
+}  // namespace zeropp

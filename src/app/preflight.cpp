@@ -1,0 +1,87 @@
+#include "src/app/preflight.hpp"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "io/checkpoint.hpp"
+#include "io/run_dir.hpp"
+#include "src/app/logging.hpp"
+#include "src/base/errors.hpp"
+
+namespace zeropp {
+
+std::string memory_summary(const MemoryCheck& m) {
+  const MemoryReport& s = m.need.states;
+  char buf[384];
+  std::snprintf(buf, sizeof buf,
+                "%s (master %s, grad %s, adam %s, gather slots %s, full grads %s, hpZ secondary %s, qgZ %s, "
+                "activations %s); node offers %s (%s) for %d ranks",
+                human_bytes(double(m.need.total())).c_str(), human_bytes(double(s.master)).c_str(),
+                human_bytes(double(s.grad)).c_str(), human_bytes(double(s.adam)).c_str(),
+                human_bytes(double(s.gather)).c_str(), human_bytes(double(s.grad_full)).c_str(),
+                human_bytes(double(s.secondary)).c_str(), human_bytes(double(s.qgz)).c_str(),
+                human_bytes(double(m.need.activations)).c_str(), human_bytes(double(m.node.bytes)).c_str(),
+                m.node.source.c_str(), m.ranks_on_node);
+  return buf;
+}
+
+std::optional<std::string> memory_refusal(const MemoryCheck& m, const Config& cfg) {
+  const int64_t share = m.node.bytes / m.ranks_on_node;
+  if (m.need.total() <= share) return std::nullopt;
+  const auto& t = cfg.train;
+  std::string knobs =
+      "more nodes (model states are split over all ranks), a smaller train.batch_size or "
+      "train.seq_len (activations)";
+  if (m.need.states.secondary > 0) knobs += ", zero.hpz_partition_size = 1 (hpZ secondaries)";
+  if (m.need.states.qgz > 0) knobs += ", zero.quantized_gradients = false (qgZ buffers)";
+  knobs += " or a smaller model";
+  return "memory: each rank needs " + human_bytes(double(m.need.total())) + " (model states " +
+         human_bytes(double(m.need.states.total())) + ", activations for B=" + std::to_string(t.batch_size) +
+         " T=" + std::to_string(t.seq_len) + " " + human_bytes(double(m.need.activations)) +
+         ") but this node offers " + human_bytes(double(m.node.bytes)) + " (" + m.node.source + ") for " +
+         std::to_string(m.ranks_on_node) + " ranks, " + human_bytes(double(share)) + " each; use " + knobs;
+}
+
+MemoryCheck check_memory(const Config& cfg, const Topology& topo) {
+  MemoryCheck m;
+  m.need = estimate_memory(cfg, topo.P, topo.X);
+  // Emulated nodes share one machine: count the processes that really do.
+  MPI_Comm shared = MPI_COMM_NULL;
+  ZCHECK_MPI(MPI_Comm_split_type(topo.world.get(), MPI_COMM_TYPE_SHARED, topo.rank, MPI_INFO_NULL, &shared));
+  const UniqueComm owned(shared);
+  ZCHECK_MPI(MPI_Comm_size(shared, &m.ranks_on_node));
+  collectively(topo.world.get(), [&] {
+    m.node = node_memory();
+    if (const auto refusal = memory_refusal(m, cfg)) throw Error(*refusal);
+  });
+  return m;
+}
+
+void check_run_folders(const Config& cfg, RunFolderUse use) {
+  const bool own_ckpt_dir = !cfg.checkpoint.dir.empty();
+  check_writable_dir(cfg.train.out_dir, "train.out_dir");
+  check_writable_dir(checkpoint_dir(cfg), own_ckpt_dir ? "checkpoint.dir" : "checkpoint folder");
+  if (use != RunFolderUse::New) return;
+  std::string key = "train.out_dir", dir = cfg.train.out_dir, found = dir + "/metrics.h5";
+  std::error_code ec;
+  if (!std::filesystem::exists(found, ec)) {
+    found = resolve_checkpoint("auto", checkpoint_dir(cfg));
+    if (found.empty()) return;
+    if (own_ckpt_dir) key = "checkpoint.dir", dir = cfg.checkpoint.dir;
+  }
+  throw Error(key + " '" + dir + "': a previous run is there (" + found +
+              "); continue it with --resume auto, replace it with --overwrite, or choose another " + key);
+}
+
+void remove_previous_run(const Config& cfg) {
+  const std::string dir = checkpoint_dir(cfg);
+  std::vector<std::string> doomed = {cfg.train.out_dir + "/metrics.h5", dir + "/latest"};
+  std::error_code ec;
+  for (const auto& f : doomed)
+    if (!std::filesystem::remove(f, ec) && ec) throw Error(f + ": cannot remove: " + ec.message());
+  // resolve_checkpoint yields the highest step left until none is.
+  for (std::string f; !(f = resolve_checkpoint("auto", dir)).empty();)
+    if (!std::filesystem::remove(f, ec)) throw Error(f + ": cannot remove: " + ec.message());
+}
+
+}  // namespace zeropp

@@ -1,0 +1,103 @@
+#include "src/app/save_and_resume.hpp"
+
+#include "io/checkpoint.hpp"
+#include "io/resume_choice.hpp"
+#include "src/app/build_info.hpp"
+#include "src/app/logging.hpp"
+#include "src/app/non_finite.hpp"
+#include "src/base/errors.hpp"
+#include "src/zero/optimizer.hpp"
+#include "src/zero/zero_layout.hpp"
+
+namespace zeropp {
+
+namespace {
+
+std::string zero_section(const Config& c) {
+  const std::string all = to_toml(c);
+  const auto b = all.find("[zero]");
+  return all.substr(b, all.find("\n[", b + 1) - b);
+}
+
+}  // namespace
+
+std::string save_checkpoint(Run& run, const Config& cfg, int64_t step, int64_t tokens_seen) {
+  const Topology& topo = run.topo;
+  CheckpointMeta meta;
+  meta.step = step;
+  meta.tokens_seen = tokens_seen;
+  meta.seed = uint64_t(cfg.train.seed);
+  meta.deck_toml = to_toml(cfg);
+  meta.zero_toml = zero_section(cfg);
+  meta.code_version = version_line();
+  meta.world_size = topo.P;
+  meta.ranks_per_node = topo.X;
+  meta.nodes = topo.Y;
+  // For the record (and for readers without our code): the schedule and the
+  // data position are functions of the step, written out as they stand.
+  const auto& o = cfg.optim;
+  meta.scalars.push_back({"lr_schedule", {o.lr, o.min_lr, double(o.warmup_steps), double(cfg.train.steps)}});
+  meta.scalars.push_back({"lr_next", {learning_rate(o, step, cfg.train.steps)}});
+  meta.scalars.push_back({"data_next_window_rank0", {double(run.train->window_start(step, 0))}});
+  meta.words.push_back({"rng_seed", {uint64_t(cfg.train.seed)}});
+  const auto& c = cfg.checkpoint;
+  if (c.fault_kill_rank >= 0 && step == c.fault_kill_step)
+    set_checkpoint_fault(c.fault_kill_rank, c.fault_kill_after);
+  const ShardGroups shards = run.engine.checkpoint_shards(true);
+  collectively(topo.world.get(), [&] {
+    if (const auto bad = first_non_finite(shards))
+      throw Error("checkpoint step " + std::to_string(step) + ": refusing to save non-finite values (" +
+                  *bad + " is not finite)");
+  });
+  const double t0 = MPI_Wtime();
+  write_checkpoint(topo.world.get(), checkpoint_dir(cfg), checkpoint_name(step), shards, meta, c.keep);
+  clear_checkpoint_fault();
+  log0("checkpoint: step %lld saved to %s/%s in %.2f s\n", (long long)step, checkpoint_dir(cfg).c_str(),
+       checkpoint_name(step).c_str(), MPI_Wtime() - t0);
+  return checkpoint_dir(cfg) + "/" + checkpoint_name(step);
+}
+
+ResumePoint resume_run(Run& run, const Config& cfg, const std::string& which) {
+  const Topology& topo = run.topo;
+  ResumePoint rp;
+  const ResumeChoice choice = choose_resume_checkpoint(topo.world.get(), which, checkpoint_dir(cfg));
+  for (const auto& s : choice.skipped) log0("resume: skipped %s\n", s.c_str());
+  rp.path = choice.path;
+  if (rp.path.empty()) {
+    log0("resume: no checkpoint in %s: starting from step 0\n", checkpoint_dir(cfg).c_str());
+    return rp;
+  }
+  // The saved deck decides what may change.
+  const CheckpointMeta saved = read_checkpoint(topo.world.get(), rp.path, {});
+  const Config old = parse_config_text(saved.deck_toml, rp.path + " (saved deck)");
+  const auto& a = old.model;
+  const auto& b = cfg.model;
+  if (a.vocab_size != b.vocab_size || a.max_seq_len != b.max_seq_len || a.n_layer != b.n_layer ||
+      a.n_head != b.n_head || a.n_embd != b.n_embd)
+    throw Error("resume: " + rp.path + " holds a model with V=" + std::to_string(a.vocab_size) +
+                " T=" + std::to_string(a.max_seq_len) + " L=" + std::to_string(a.n_layer) +
+                " H=" + std::to_string(a.n_head) + " C=" + std::to_string(a.n_embd) +
+                "; this deck has V=" + std::to_string(b.vocab_size) + " T=" + std::to_string(b.max_seq_len) +
+                " L=" + std::to_string(b.n_layer) + " H=" + std::to_string(b.n_head) +
+                " C=" + std::to_string(b.n_embd) + ": refusing to resume a different model");
+  for (const auto& d : config_differences(old, cfg))
+    log0("resume: changed since the checkpoint: %s\n", d.c_str());
+  if (saved.world_size != topo.P || saved.ranks_per_node != topo.X)
+    log0("resume: resharding from P=%d X=%d to %s\n", saved.world_size, saved.ranks_per_node,
+         topo.describe().c_str());
+  const std::string ef_now = run.engine.error_feedback_layout();
+  const std::string ef_saved = error_feedback_layout(old.zero, saved.world_size, saved.ranks_per_node);
+  const bool same_ef = !ef_now.empty() && ef_saved == ef_now;
+  if (!ef_now.empty() && !same_ef)
+    log0("resume: qgZ error feedback restarts from zero (saved: %s; now: %s)\n",
+         ef_saved.empty() ? "none" : ef_saved.c_str(), ef_now.c_str());
+  const CheckpointMeta meta =
+      read_checkpoint(topo.world.get(), rp.path, run.engine.checkpoint_shards(same_ef));
+  run.engine.weights_loaded();
+  rp.step = meta.step;
+  rp.tokens_seen = meta.tokens_seen;
+  log0("resume: step %lld from %s\n", (long long)rp.step, rp.path.c_str());
+  return rp;
+}
+
+}  // namespace zeropp

@@ -1,0 +1,277 @@
+#include "src/app/train.hpp"
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <optional>
+
+#include "io/data_loader.hpp"
+#include "io/metrics.hpp"
+#include "io/run_dir.hpp"
+#include "kernels/blas_core.hpp"
+#include "kernels/gemm.hpp"
+#include "src/app/build_info.hpp"
+#include "src/app/logging.hpp"
+#include "src/app/non_finite.hpp"
+#include "src/app/sampler.hpp"
+#include "src/app/save_and_resume.hpp"
+#include "src/base/errors.hpp"
+#include "src/comm/communicator.hpp"
+#include "src/comm/topology.hpp"
+#include "src/zero/engine.hpp"
+#include "src/zero/optimizer.hpp"
+
+namespace zeropp {
+
+namespace {
+
+std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg, const std::string& deck,
+                                                              const Topology& topo, const Engine& engine,
+                                                              const MemoryCheck& memory) {
+  const auto& m = cfg.model;
+  const auto& t = cfg.train;
+  const double fpt = 3 * forward_flops_per_token(m, t.seq_len);
+  const int64_t tokens_per_step = int64_t(t.batch_size) * t.seq_len * t.grad_accum * topo.P;
+  char buf[256];
+  std::vector<std::pair<std::string, std::string>> rows;
+  rows.emplace_back("deck", deck);
+  rows.emplace_back("version", version_line());
+  rows.emplace_back("ranks", topo.describe());
+  std::snprintf(buf, sizeof buf, "GPT-2 L=%d C=%d H=%d V=%d T=%d", m.n_layer, m.n_embd, m.n_head,
+                m.vocab_size, m.max_seq_len);
+  rows.emplace_back("model", buf);
+  rows.emplace_back("parameters", std::to_string(engine.parameters()));
+  std::snprintf(buf, sizeof buf, "%.3g (training: 3 x forward)", fpt);
+  rows.emplace_back("FLOPs per token", buf);
+  std::snprintf(buf, sizeof buf, "B=%d T=%d A=%d P=%d -> %lld tokens/step", t.batch_size, t.seq_len,
+                t.grad_accum, topo.P, (long long)tokens_per_step);
+  rows.emplace_back("batch", buf);
+  rows.emplace_back("steps", std::to_string(t.steps));
+  const auto& z = cfg.zero;
+  std::string zero = "ZeRO-3, " + z.comm_dtype + " communication";
+  if (z.quantized_weights)
+    zero += ", qwZ int" + std::to_string(z.weight_bits) + " block " + std::to_string(z.weight_block);
+  if (engine.hpz_size() > 1) zero += ", hpZ groups of " + std::to_string(engine.hpz_size());
+  if (z.quantized_gradients)
+    zero += ", qgZ int" + std::to_string(z.intra_node_gradient_bits) + "/int4 block " +
+            std::to_string(z.gradient_block) + (z.gradient_error_feedback ? " + error feedback" : "");
+  rows.emplace_back("engine", zero);
+  rows.emplace_back("memory per rank", memory_summary(memory));
+  rows.emplace_back("BLAS", gemm_backend_name());
+  rows.emplace_back("BLAS kernels", blas_core_name());
+  rows.emplace_back("Kokkos", ExecSpace::name());
+  rows.emplace_back("data", cfg.data.train + (cfg.data.shuffle ? " (shuffled)" : " (in order)"));
+  rows.emplace_back("output", cfg.train.out_dir);
+  return rows;
+}
+
+}  // namespace
+
+namespace {
+std::unique_ptr<DataLoader> open_loader(const Config& cfg, const Topology& topo, bool validation) {
+  const auto& t = cfg.train;
+  if (validation)
+    return cfg.data.val.empty() || t.val_batches == 0
+               ? nullptr
+               : std::make_unique<DataLoader>(DataLoader::validation(
+                     cfg.data.val, t.batch_size, t.seq_len, topo.rank, topo.P, cfg.model.vocab_size));
+  return std::make_unique<DataLoader>(cfg.data.train, t.batch_size, t.seq_len, topo.rank, topo.P,
+                                      t.grad_accum, cfg.model.vocab_size, cfg.data.shuffle, uint64_t(t.seed));
+}
+}  // namespace
+
+Run::Run(const Config& cfg, MPI_Comm base)
+    : topo(cfg.zero.ranks_per_node, base),
+      train(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, false); })),
+      val(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, true); })),
+      memory(check_memory(cfg, topo)),
+      comm(topo.rank, cfg.comm.timeout_s),
+      world(Group::world(topo)),
+      model(cfg.model, cfg.train.batch_size, cfg.train.seq_len),
+      engine(cfg, topo, comm, model) {
+  engine.init_weights(uint64_t(cfg.train.seed));
+  if (cfg.comm.fault_stall_rank >= 0) comm.set_stall(cfg.comm.fault_stall_rank, cfg.comm.fault_stall_step);
+  comm.set_internode_gbps(cfg.comm.internode_gbps);
+}
+
+namespace {
+
+// SIGUSR1 (Slurm's --signal), SIGTERM (PBS at walltime, scancel) and SIGINT
+// (Ctrl-C) only set this flag; the ranks agree on it at the next step boundary.
+// A second Ctrl-C ends the process at once, with a status of its own (dying
+// of SIGINT would make mpiexec exit 2, the status of a usage error).
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void on_stop_signal(int sig) {
+  if (sig == SIGINT && g_stop_signal == SIGINT) _exit(kExitInterrupted);
+  g_stop_signal = sig;
+}
+
+struct StopSignals {
+  struct sigaction old_usr1 {
+  }, old_term{}, old_int{};
+  StopSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, &old_usr1);
+    sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGINT, &sa, &old_int);
+  }
+  ~StopSignals() {
+    sigaction(SIGUSR1, &old_usr1, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+    sigaction(SIGINT, &old_int, nullptr);
+  }
+};
+
+StepRecord metrics_record(int64_t step, const StepStats& st, double lr, double seconds, double wait_s,
+                          double tokens) {
+  StepRecord r;
+  r.step = step;
+  r.loss = st.loss;
+  r.lr = lr;
+  r.grad_norm = st.grad_norm;
+  r.tokens_per_s = tokens / seconds;
+  r.time_step_s = seconds;
+  double comm = 0;
+  for (int k = 0; k < kNumKinds; ++k) {
+    r.time_collective_s[size_t(k)] = st.bytes.seconds[size_t(k)];
+    comm += st.bytes.seconds[size_t(k)];
+    const auto b = st.bytes.of(Kind(k));
+    r.bytes[size_t(k)] = {b.intra, b.inter};
+  }
+  r.time_wait_s = wait_s;
+  r.time_compute_s = seconds - comm - wait_s;
+  return r;
+}
+
+}  // namespace
+
+int run_training(const Config& cfg, const std::string& deck_path, const std::string& resume, bool overwrite) {
+  const auto& t = cfg.train;
+  const double started = MPI_Wtime();
+  StopSignals signals;
+  const RunFolderUse use = !resume.empty() ? RunFolderUse::Resume
+                           : overwrite     ? RunFolderUse::Overwrite
+                                           : RunFolderUse::New;
+  collectively(MPI_COMM_WORLD, [&] {
+    if (world_rank() == 0) check_run_folders(cfg, use);
+  });
+  Run run(cfg);
+  const Topology& topo = run.topo;
+  Engine& engine = run.engine;
+  const DataLoader& train = *run.train;
+  const DataLoader* val = run.val.get();
+  LogFile log_file;  // rank 0's output also goes to train.log in the run folder
+  log_table("zeropp training", startup_rows(cfg, deck_path, topo, engine, run.memory));
+  if (const std::string w = blas_core_warning(); !w.empty()) log0("warning: %s\n", w.c_str());
+  log0("resolved configuration (also in %s/config.toml):\n%s\n", t.out_dir.c_str(), to_toml(cfg).c_str());
+  const ResumePoint from = resume.empty() ? ResumePoint{} : resume_run(run, cfg, resume);
+  // Only now, with every check passed and the checkpoint loaded, is the folder written.
+  collectively(topo.world.get(), [&] {
+    if (topo.rank == 0) {
+      if (use == RunFolderUse::Overwrite) remove_previous_run(cfg);
+      make_run_dir(t.out_dir);
+      write_text_atomic(t.out_dir, "config.toml", to_toml(cfg));
+      log_file.open(t.out_dir + "/train.log", !resume.empty());
+    }
+  });
+  MetricsOptions mopts;
+  mopts.resume = !from.path.empty();
+  mopts.resume_step = from.step;
+  MetricsWriter metrics(topo.world.get(), t.out_dir,
+                        RunInfo{to_toml(cfg), topo.P, topo.X, topo.Y, version_line(), {}}, mopts);
+
+  const double flops_per_token = 3 * forward_flops_per_token(cfg.model, t.seq_len);
+  const double tokens_per_step = double(t.batch_size) * t.seq_len * t.grad_accum * topo.P;
+  int64_t tokens_seen = from.tokens_seen;
+  std::string last_saved = from.path;  // for the message when the loss turns non-finite
+  if (cfg.checkpoint.at_start && from.step == 0) last_saved = save_checkpoint(run, cfg, 0, 0);
+  double steady_s = 0, last_step_s = 0;
+  int64_t steady_n = 0, saved_at = -1;
+  const double loop_started = MPI_Wtime();
+  for (int64_t step = from.step; step < t.steps; ++step) {
+    // Step boundary: stop (after a checkpoint) on a signal or before the
+    // time limit would be crossed by the next two steps. One all-reduce.
+    double stop = g_stop_signal != 0 ? 1.0 : 0.0;
+    if (t.max_runtime > 0 && MPI_Wtime() - started + 2 * last_step_s > t.max_runtime) stop = 1.0;
+    run.comm.allreduce_sum(run.world, &stop, 1, Purpose::Other, "stop flag");
+    if (stop > 0) {
+      save_checkpoint(run, cfg, step, tokens_seen);
+      log0("stopping at step %lld (%s); resume with --resume auto\n", (long long)step,
+           g_stop_signal ? "signal" : "train.max_runtime");
+      return kExitStopped;
+    }
+    const double lr = learning_rate(cfg.optim, step, t.steps);
+    const double t0 = MPI_Wtime();
+    const StepStats st = engine.train_step(step, train, lr);
+    const double t1 = MPI_Wtime();
+    ZCHECK_MPI(MPI_Barrier(topo.world.get()));  // the step ends when the slowest rank is done
+    const double dt = MPI_Wtime() - t0;
+    last_step_s = dt;
+    tokens_seen += int64_t(tokens_per_step);
+    if (step > from.step) {  // the first step pays for warm-up: keep it out of averages
+      steady_s += dt;
+      ++steady_n;
+    }
+    // Steps count from 1 in metrics.h5, the log and checkpoint names alike.
+    metrics.append(metrics_record(step + 1, st, lr, dt, dt - (t1 - t0), tokens_per_step));
+    if ((step + 1) % cfg.log.every == 0 || step + 1 == t.steps) {
+      const StepLine line{step + 1,
+                          t.steps,
+                          st.loss,
+                          lr,
+                          st.grad_norm,
+                          dt * 1e3,
+                          tokens_per_step / dt,
+                          flops_per_token * tokens_per_step / dt * 1e-9,
+                          st.inter_node_bytes_all * 1e-6,
+                          MPI_Wtime() - started,
+                          eta_seconds(MPI_Wtime() - loop_started, step + 1 - from.step, t.steps - step - 1)};
+      log0("%s\n", format_step(line).c_str());
+    }
+    // loss and norm are all-reduced: every rank takes this branch together.
+    // The weights just took a non-finite step: nothing more is saved.
+    if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm)) {
+      metrics.flush();
+      if (topo.rank == 0) print_error(non_finite_message(step + 1, st.loss, st.grad_norm, last_saved));
+      return kExitNonFinite;
+    }
+    if (val && t.val_every > 0 && (step + 1) % t.val_every == 0 && step + 1 < t.steps) {
+      const double loss = engine.eval_loss(*val, t.val_batches);
+      metrics.append_validation(step + 1, loss);
+      log0("val step %lld | loss %.4f\n", (long long)(step + 1), loss);
+    }
+    if (cfg.checkpoint.every > 0 && (step + 1) % cfg.checkpoint.every == 0) {
+      last_saved = save_checkpoint(run, cfg, step + 1, tokens_seen);
+      saved_at = step + 1;
+    }
+  }
+  metrics.flush();
+  if (cfg.checkpoint.at_end && saved_at != t.steps && from.step < t.steps)
+    save_checkpoint(run, cfg, t.steps, tokens_seen);
+  if (val) {
+    const double loss = engine.eval_loss(*val, t.val_batches);
+    if (from.step < t.steps) {  // else metrics.h5 holds it from the run that got there
+      metrics.append_validation(t.steps, loss);
+      metrics.flush();
+    }
+    log0("val final | step %lld | loss %.4f\n", (long long)t.steps, loss);
+  }
+  if (steady_n > 0)
+    log0("steady state: %.1f ms/step | %.0f tok/s | %.1f GFLOP/s (mean of %lld steps after the first)\n",
+         steady_s / double(steady_n) * 1e3, tokens_per_step * double(steady_n) / steady_s,
+         flops_per_token * tokens_per_step * double(steady_n) / steady_s * 1e-9, (long long)steady_n);
+  if (t.sample_tokens > 0) {
+    const auto toks =
+        sample_tokens([&](const std::vector<int32_t>& ctx) { return engine.next_token_probs(ctx); },
+                      t.sample_prompt, t.sample_tokens, t.seq_len, uint64_t(t.seed));
+    log0("sample:\n%s\n", decode_bytes(toks).c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace zeropp

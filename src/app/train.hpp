@@ -1,0 +1,48 @@
+// The training loop: deck -> config -> this loop -> engine -> model/kernels.
+//
+// Builds the topology, loaders, model and engine, prints the start-up table,
+// runs the optimizer steps with one log line each, validates every
+// train.val_every steps and at the end, and prints a generated sample.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/data_loader.hpp"
+#include "src/app/preflight.hpp"
+#include "src/comm/communicator.hpp"
+#include "src/comm/topology.hpp"
+#include "src/config/config.hpp"
+#include "src/models/gpt2/gpt2.hpp"
+#include "src/zero/engine.hpp"
+
+namespace zeropp {
+
+// Everything a run holds, built in dependency order; the engine refers to
+// the topology, communicator and model, so a Run is never moved.
+struct Run {
+  Topology topo;
+  std::unique_ptr<DataLoader> train, val;  // val: null without validation
+  MemoryCheck memory;                      // checked before the model and the engine allocate
+  Communicator comm;
+  Group world;  // for the loop's own small collectives (stop flag)
+  GPT<float> model;
+  Engine engine;
+
+  // Checks the inputs on every rank (one agreed error), then builds and
+  // initialises. Writes nothing.
+  explicit Run(const Config& cfg, MPI_Comm base = MPI_COMM_WORLD);
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+};
+
+// Returns the process exit status (kExitStopped after a signal or the time
+// limit). Collective over MPI_COMM_WORLD. resume: "" (start at step 0),
+// "auto" or a checkpoint file. A train.out_dir that holds a previous run is
+// refused unless resuming or `overwrite`; nothing is written before the
+// resume has succeeded.
+int run_training(const Config& cfg, const std::string& deck_path, const std::string& resume = "",
+                 bool overwrite = false);
+
+}  // namespace zeropp

@@ -1,0 +1,96 @@
+#include "src/comm/topology.hpp"
+
+#include <optional>
+#include <vector>
+
+#include "src/base/errors.hpp"
+
+namespace zeropp {
+
+UniqueComm& UniqueComm::operator=(UniqueComm&& o) noexcept {
+  if (this != &o) {
+    reset();
+    comm_ = o.release();
+  }
+  return *this;
+}
+
+MPI_Comm UniqueComm::release() {
+  const MPI_Comm c = comm_;
+  comm_ = MPI_COMM_NULL;
+  return c;
+}
+
+void UniqueComm::reset() {
+  int finalized = 0;
+  ZCHECK_MPI(MPI_Finalized(&finalized));
+  if (comm_ != MPI_COMM_NULL && !finalized) ZCHECK_MPI(MPI_Comm_free(&comm_));
+  comm_ = MPI_COMM_NULL;
+}
+
+namespace {
+
+UniqueComm split(MPI_Comm parent, int color, int key) {
+  MPI_Comm c = MPI_COMM_NULL;
+  ZCHECK_MPI(MPI_Comm_split(parent, color, key, &c));
+  return UniqueComm(c);
+}
+
+// Error message when the detected nodes are not X·Y node-major, or nullopt.
+std::optional<std::string> check_detected(MPI_Comm world, MPI_Comm node_comm, int rank, int P) {
+  int x = 0, local = 0;
+  ZCHECK_MPI(MPI_Comm_size(node_comm, &x));
+  ZCHECK_MPI(MPI_Comm_rank(node_comm, &local));
+  std::vector<int> sizes(size_t(P), 0);
+  ZCHECK_MPI(MPI_Allgather(&x, 1, MPI_INT, sizes.data(), 1, MPI_INT, world));
+  for (int s : sizes)
+    if (s != x)
+      return "nodes have different numbers of ranks (" + std::to_string(x) + " and " + std::to_string(s) +
+             "); every node must run the same number of ranks";
+  // Split-type keeps world order inside a node, so node-major means rank = node·x + local.
+  if (rank % x != local)
+    return "ranks are not placed node-major (world rank " + std::to_string(rank) + " is local rank " +
+           std::to_string(local) + " of a node of " + std::to_string(x) +
+           "); place consecutive ranks on the same node";
+  return std::nullopt;
+}
+
+}  // namespace
+
+Topology::Topology(int ranks_per_node, MPI_Comm base) {
+  MPI_Comm w = MPI_COMM_NULL;
+  ZCHECK_MPI(MPI_Comm_dup(base, &w));
+  world = UniqueComm(w);
+  ZCHECK_MPI(MPI_Comm_size(w, &P));
+  ZCHECK_MPI(MPI_Comm_rank(w, &rank));
+  std::optional<std::string> err;
+  if (ranks_per_node > 0) {
+    emulated = true;
+    if (P % ranks_per_node != 0)
+      err = "zero.ranks_per_node = " + std::to_string(ranks_per_node) +
+            " does not divide the number of ranks " + std::to_string(P);
+    else
+      X = ranks_per_node;
+  } else if (ranks_per_node < 0) {
+    err = "zero.ranks_per_node = " + std::to_string(ranks_per_node) + " must be 0 (detect) or positive";
+  } else {
+    MPI_Comm shared = MPI_COMM_NULL;
+    ZCHECK_MPI(MPI_Comm_split_type(w, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared));
+    UniqueComm owned(shared);
+    err = check_detected(w, shared, rank, P);
+    if (!err) ZCHECK_MPI(MPI_Comm_size(shared, &X));
+  }
+  agree_on_error(w, err);
+  Y = P / X;
+  node = rank / X;
+  local = rank % X;
+  node_comm = split(w, node, local);
+  cross_comm = split(w, local, node);
+}
+
+std::string Topology::describe() const {
+  return "P=" + std::to_string(P) + " X=" + std::to_string(X) + " Y=" + std::to_string(Y) +
+         (emulated ? " (emulated)" : "");
+}
+
+}  // namespace zeropp

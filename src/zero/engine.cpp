@@ -1,0 +1,484 @@
+#include "src/zero/engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/sum_squares.hpp"
+#include "src/base/bf16.hpp"
+#include "src/base/errors.hpp"
+#include "src/zero/optimizer.hpp"
+#include "src/zero/qgz.hpp"
+#include "src/zero/quant.hpp"
+#include "src/zero/shard.hpp"
+#include "src/zero/zero_layout.hpp"
+
+namespace zeropp {
+
+namespace {
+
+// This rank's share of one unit.
+struct UnitShard {
+  std::string name;
+  int64_t numel = 0, padded = 0, slice = 0;
+  Span mine;  // [r·slice, (r+1)·slice) in padded coordinates
+  Buf<float> master, grad, m, v;
+  std::vector<DecaySegment> segments;
+  // hpZ: this rank's part of the group's copy, in the comm dtype
+  std::vector<uint8_t> secondary;
+  bool secondary_valid = false;
+};
+
+// How a slot's gather travels, and so how it is decoded on arrival.
+enum class Route { World, Quantized, Group };
+
+// A full-unit buffer: what arrives on the wire and its fp32 copy.
+struct Slot {
+  std::vector<uint8_t> send, wire;
+  Buf<float> full;
+  Request req;
+  Route route = Route::World;
+  int unit = -1;
+  bool in_flight = false;
+};
+
+// Every ZeRO++ setting checked against the layout: refused with a reason.
+int resolve_hpz(const ZeroConfig& z, const Topology& topo) {
+  const int a = z.hpz_partition_size == 0 ? topo.X : z.hpz_partition_size;
+  if (a < 1 || a > topo.P || topo.P % a != 0)
+    throw Error("zero.hpz_partition_size = " + std::to_string(z.hpz_partition_size) + ": a group of " +
+                std::to_string(a) + " ranks does not divide P = " + std::to_string(topo.P));
+  return a;
+}
+
+}  // namespace
+
+struct Engine::Impl {
+  const Topology& topo;
+  Communicator& comm;
+  const ZeroConfig& z;
+  Group world;
+  std::unique_ptr<Group> hpz;  // null: hpZ off
+  int alpha = 1;
+  DType wire;
+  int64_t align = 1;
+  std::vector<UnitShard> units;
+  Slot slots[2];
+  std::unique_ptr<QgzReducer> qgz;
+  // the pass being run: which unit each position acquires, and where
+  Pass pass = Pass::Forward;
+  std::vector<int> schedule;
+  size_t pos = 0;
+  int slot_of_pos0 = 0;
+  // full weights still valid in a slot after the forward (the tied
+  // embeddings end the forward and start the backward): no second gather
+  int resident_unit = -1, resident_slot = -1;
+  // full-size gradient buffers: the embeddings' lives through the backward
+  Buf<float> grad_emb, grad_cur;
+  std::vector<bool> grad_live;
+  std::vector<float> reduced;  // this rank's slice of a reduced gradient
+  Buf<int32_t> inputs, targets;
+  WeightWatcher watch;  // tests: sees every unit's weights as handed to the model
+
+  Impl(const Topology& t, Communicator& c, const ZeroConfig& zc)
+      : topo(t),
+        comm(c),
+        z(zc),
+        world(Group::world(t)),
+        wire(zc.comm_dtype == "bf16" ? DType::BF16 : DType::F32) {}
+
+  int64_t wire_size(int64_t n) const { return bytes_of(wire, n); }
+  int64_t quant_chunk(int64_t slice) const {  // qwZ: one rank's [payload | scales], aligned
+    return quant::packed_bytes(slice, z.weight_bits, z.weight_block);
+  }
+  int slot_for(size_t position) const { return int((size_t(slot_of_pos0) + position) % 2); }
+
+  void start_gather(size_t position) {
+    const int u = schedule[position];
+    Slot& s = slots[slot_for(position)];
+    UnitShard& us = units[size_t(u)];
+    const Purpose purpose = pass == Pass::Forward ? Purpose::FwdGather : Purpose::BwdGather;
+    s.unit = u;
+    s.in_flight = true;
+    if (hpz && us.secondary_valid) {  // inside the hpZ group, from the secondaries
+      s.route = Route::Group;
+      void* recv = wire == DType::F32 ? static_cast<void*>(s.full.data()) : s.wire.data();
+      s.req =
+          comm.start_allgather(*hpz, us.secondary.data(), recv, us.padded / alpha, wire, purpose, us.name);
+      return;
+    }
+    if (z.quantized_weights && (pass == Pass::Forward || z.quantized_weights_backward)) {  // qwZ
+      s.route = Route::Quantized;
+      const int64_t n = us.slice, bytes = quant_chunk(n);
+      uint8_t* out = s.send.data();
+      float* scales = reinterpret_cast<float*>(out + quant::packed_scales_offset(n, z.weight_bits));
+      quant::quantize(z.weight_bits, us.master.data(), out, scales, n, z.weight_block);
+      s.req = comm.start_allgather(world, out, s.wire.data(), bytes, DType::I8, purpose, us.name);
+      return;
+    }
+    s.route = Route::World;
+    const void* send = us.master.data();
+    if (wire == DType::BF16) {
+      fp32_to_bf16(us.master.data(), reinterpret_cast<uint16_t*>(s.send.data()), us.slice);
+      send = s.send.data();
+    }
+    void* recv = wire == DType::F32 ? static_cast<void*>(s.full.data()) : s.wire.data();
+    s.req = comm.start_allgather(world, send, recv, us.slice, wire, purpose, us.name);
+  }
+
+  // Turns what arrived in slot s into fp32 weights in s.full.
+  void decode(Slot& s) {
+    const UnitShard& us = units[size_t(s.unit)];
+    if (s.route == Route::Quantized) {
+      const int64_t n = us.slice, bytes = quant_chunk(n);
+      for (int r = 0; r < topo.P; ++r) {
+        const uint8_t* chunk = s.wire.data() + r * bytes;
+        const float* scales =
+            reinterpret_cast<const float*>(chunk + quant::packed_scales_offset(n, z.weight_bits));
+        quant::dequantize(z.weight_bits, chunk, scales, s.full.data() + r * n, n, z.weight_block);
+      }
+      // Rounded to the wire dtype, so that the hpZ secondaries (kept in it)
+      // hold exactly these weights: every route then hands the model the same.
+      if (wire == DType::BF16) round_to_bf16(s.full.data(), us.padded);
+    } else if (wire == DType::BF16) {
+      bf16_to_fp32(reinterpret_cast<const uint16_t*>(s.wire.data()), s.full.data(), us.padded);
+    }
+  }
+
+  // hpZ: keep this rank's part of the forward's full unit, in the comm dtype:
+  // exactly the weights the compute used (decode() made them representable).
+  void fill_secondary(UnitShard& us, const Slot& s) {
+    const int64_t n = us.padded / alpha, off = int64_t(topo.rank % alpha) * n;
+    if (wire == DType::BF16)
+      fp32_to_bf16(s.full.data() + off, reinterpret_cast<uint16_t*>(us.secondary.data()), n);
+    else
+      std::memcpy(us.secondary.data(), s.full.data() + off, size_t(n) * sizeof(float));
+    us.secondary_valid = true;
+  }
+
+  void invalidate_secondaries() {
+    for (auto& us : units) us.secondary_valid = false;
+    resident_unit = -1;
+  }
+
+  void begin_pass(Pass p, const std::vector<int>& sched) {
+    pass = p;
+    schedule = sched;
+    pos = 0;
+    if (p == Pass::Backward && resident_unit == sched.front()) {
+      slot_of_pos0 = resident_slot;  // already gathered: the forward's last unit
+    } else {
+      slot_of_pos0 = 0;
+      start_gather(0);
+    }
+    resident_unit = -1;
+    std::fill(grad_live.begin(), grad_live.end(), false);
+  }
+
+  // MPI progresses our rings only inside MPI calls: poke the prefetch at
+  // every unit boundary so its hops advance while the model computes.
+  void progress() {
+    for (Slot& s : slots)
+      if (s.in_flight) comm.test(s.req);
+  }
+
+  CVec<float> acquire(int u) {
+    if (pos >= schedule.size() || schedule[pos] != u)
+      fatal("Engine::acquire", __FILE__, __LINE__,
+            "unit " + std::to_string(u) + " acquired out of the model's schedule");
+    Slot& s = slots[slot_for(pos)];
+    UnitShard& us = units[size_t(u)];
+    if (s.in_flight) {
+      comm.wait(s.req);
+      s.in_flight = false;
+      decode(s);
+      if (hpz && pass == Pass::Forward && !us.secondary_valid) fill_secondary(us, s);
+    }
+    if (pos + 1 < schedule.size()) start_gather(pos + 1);  // prefetch into the other slot
+    if (watch) watch(pass, u, s.full.data(), us.numel);
+    return CVec<float>(s.full.data(), us.numel);
+  }
+
+  void release(int u) {
+    progress();
+    if (pass == Pass::Forward && pos + 1 == schedule.size()) {
+      resident_unit = u;
+      resident_slot = slot_for(pos);
+    }
+    ++pos;
+  }
+
+  Vec<float> grad(int u) {
+    Buf<float>& g = u == 0 ? grad_emb : grad_cur;
+    const int64_t n = units[size_t(u)].padded;
+    Vec<float> v(g.data(), n);
+    if (!grad_live[size_t(u)]) {
+      Kokkos::deep_copy(v, 0.0f);
+      grad_live[size_t(u)] = true;
+    }
+    return Vec<float>(g.data(), units[size_t(u)].numel);
+  }
+
+  void grad_done(int u) {
+    progress();
+    UnitShard& us = units[size_t(u)];
+    const Buf<float>& g = u == 0 ? grad_emb : grad_cur;
+    if (qgz)
+      qgz->reduce(u, g.data(), reduced.data(), us.name);
+    else
+      comm.reduce_scatter(world, g.data(), reduced.data(), us.slice, wire, Purpose::GradReduce, us.name);
+    const float inv_p = 1.0f / float(topo.P);  // the mean over ranks
+    float* dst = us.grad.data();
+    for (int64_t i = 0; i < us.slice; ++i) dst[i] += reduced[size_t(i)] * inv_p;
+    grad_live[size_t(u)] = false;
+  }
+};
+
+Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, GPT<float>& model)
+    : cfg_(cfg), model_(model), impl_(std::make_unique<Impl>(topo, comm, cfg.zero)) {
+  auto& I = *impl_;
+  const ZeroConfig& z = cfg.zero;
+  I.alpha = resolve_hpz(z, topo);
+  if (I.alpha > 1) I.hpz = std::make_unique<Group>(topo, topo.rank / I.alpha, topo.rank % I.alpha, "hpz");
+  I.align = unit_align(z);
+  const ParamLayout& layout = model.layout();
+  int64_t max_padded = 0, max_block = 0;
+  std::vector<int64_t> padded;
+  for (size_t u = 0; u < layout.units.size(); ++u) {
+    const UnitSpec& spec = layout.units[u];
+    UnitShard s;
+    s.name = spec.name;
+    s.numel = spec.numel;
+    s.padded = padded_size(spec.numel, topo.P, I.align);
+    s.slice = slice_size(spec.numel, topo.P, I.align);
+    s.mine = slice_span(spec.numel, topo.P, topo.rank, I.align);
+    for (Buf<float>* b : {&s.master, &s.grad, &s.m, &s.v}) *b = Buf<float>(spec.name, size_t(s.slice));
+    s.segments = decay_segments(spec, s.mine.begin, s.mine.end);
+    if (I.hpz) s.secondary.resize(size_t(I.wire_size(s.padded / I.alpha)));
+    max_padded = std::max(max_padded, s.padded);
+    if (u != 0) max_block = std::max(max_block, s.padded);
+    padded.push_back(s.padded);
+    I.units.push_back(std::move(s));
+  }
+  const int64_t max_slice = max_padded / topo.P;
+  for (Slot& s : I.slots) {
+    s.full = Buf<float>("gathered unit", size_t(max_padded));
+    int64_t send = I.wire == DType::F32 ? 0 : I.wire_size(max_slice);
+    int64_t wire = I.wire == DType::F32 ? 0 : I.wire_size(max_padded);
+    if (z.quantized_weights) {
+      send = std::max(send, I.quant_chunk(max_slice));
+      wire = std::max(wire, I.quant_chunk(max_slice) * topo.P);
+    }
+    s.send.resize(size_t(send));
+    s.wire.resize(size_t(wire));
+  }
+  if (z.quantized_gradients) {
+    QgzSettings q;
+    q.block = z.gradient_block;
+    q.intra_bits = z.intra_node_gradient_bits;
+    q.error_feedback = z.gradient_error_feedback;
+    q.beta = z.error_feedback_beta;
+    I.qgz = std::make_unique<QgzReducer>(topo, comm, q, padded);
+  }
+  I.grad_emb = Buf<float>("embeddings grad", size_t(I.units[0].padded));
+  I.grad_cur = Buf<float>("unit grad", size_t(max_block));
+  I.grad_live.assign(I.units.size(), false);
+  I.reduced.resize(size_t(max_slice));
+  const int64_t bt = int64_t(cfg.train.batch_size) * cfg.train.seq_len;
+  I.inputs = Buf<int32_t>("inputs", size_t(bt));
+  I.targets = Buf<int32_t>("targets", size_t(bt));
+}
+
+Engine::~Engine() = default;
+
+int64_t Engine::align() const { return impl_->align; }
+int64_t Engine::padded(int unit) const { return impl_->units[size_t(unit)].padded; }
+int Engine::hpz_size() const { return impl_->alpha; }
+
+void Engine::init_weights(uint64_t seed) {
+  for (size_t u = 0; u < impl_->units.size(); ++u) {
+    UnitShard& s = impl_->units[u];
+    GPT<float>::init_unit(model_.layout(), int(u), seed, s.mine.begin, s.mine.end, s.master.data());
+    Kokkos::deep_copy(s.m, 0.0f);
+    Kokkos::deep_copy(s.v, 0.0f);
+    Kokkos::deep_copy(s.grad, 0.0f);
+  }
+  impl_->invalidate_secondaries();
+}
+
+CVec<float> Engine::acquire(int unit) { return impl_->acquire(unit); }
+void Engine::release(int unit) { impl_->release(unit); }
+Vec<float> Engine::grad(int unit) { return impl_->grad(unit); }
+void Engine::grad_done(int unit) { impl_->grad_done(unit); }
+
+double Engine::forward_batch(const DataLoader& loader, int64_t step, int micro) {
+  auto& I = *impl_;
+  const int B = cfg_.train.batch_size, T = cfg_.train.seq_len;
+  const int64_t bt = int64_t(B) * T;
+  auto in_h = Kokkos::create_mirror_view(I.inputs);
+  auto tg_h = Kokkos::create_mirror_view(I.targets);
+  loader.batch(step, micro, in_h.data(), tg_h.data());
+  Kokkos::deep_copy(I.inputs, in_h);
+  Kokkos::deep_copy(I.targets, tg_h);
+  I.begin_pass(Pass::Forward, model_.unit_schedule(Pass::Forward));
+  return model_.forward(CVec<int32_t>(I.inputs.data(), bt), CVec<int32_t>(I.targets.data(), bt), B, T, *this);
+}
+
+StepStats Engine::train_step(int64_t step, const DataLoader& loader, double lr) {
+  auto& I = *impl_;
+  I.comm.set_step(step);
+  I.comm.counters().reset();
+  // Validation and sampling between steps may have filled the secondaries:
+  // every step starts from the same state, so that they never change training.
+  I.invalidate_secondaries();
+  if (I.qgz && step % cfg_.zero.error_feedback_reset == 0) I.qgz->reset_error_feedback();
+  for (auto& s : I.units) Kokkos::deep_copy(s.grad, 0.0f);
+  const int A = cfg_.train.grad_accum;
+  const int64_t bt = int64_t(cfg_.train.batch_size) * cfg_.train.seq_len;
+  double sums[3] = {0, 0, 0};  // loss, squared gradient norm, cross-node bytes
+  for (int m = 0; m < A; ++m) {
+    sums[0] += forward_batch(loader, step, m);
+    I.begin_pass(Pass::Backward, model_.unit_schedule(Pass::Backward));
+    model_.backward(1.0f / float(bt * A), *this);
+  }
+  sums[0] /= A;
+  for (auto& s : I.units) sums[1] += sum_squares<float>(CVec<float>(s.grad.data(), s.slice), s.slice);
+  sums[2] = double(I.comm.counters().total().inter);
+  I.comm.allreduce_sum(I.world, sums, 3, Purpose::Other, "loss+norm+bytes");
+  StepStats st;
+  st.loss = sums[0] / I.topo.P;
+  st.grad_norm = std::sqrt(sums[1]);
+  st.inter_node_bytes_all = sums[2];
+  const double clip = cfg_.optim.grad_clip;
+  const float scale = clip > 0 && st.grad_norm > clip ? float(clip / (st.grad_norm + 1e-6)) : 1.0f;
+  for (auto& s : I.units)
+    adamw_shard(s.master, s.m, s.v, s.grad, s.segments, s.mine.begin, cfg_.optim, lr, int(step + 1), scale);
+  I.invalidate_secondaries();  // the weights changed
+  st.bytes = I.comm.counters();
+  return st;
+}
+
+double Engine::eval_loss(const DataLoader& val, int batches) {
+  auto& I = *impl_;
+  double sum = 0;
+  for (int i = 0; i < batches; ++i) sum += forward_batch(val, i, 0);
+  I.resident_unit = -1;
+  I.comm.allreduce_sum(I.world, &sum, 1, Purpose::Other, "val loss");
+  return sum / double(batches) / I.topo.P;
+}
+
+std::vector<float> Engine::next_token_probs(const std::vector<int32_t>& context) {
+  auto& I = *impl_;
+  const int Tn = int(context.size()), V = model_.config().vocab_size;
+  auto in_h = Kokkos::create_mirror_view(I.inputs);
+  std::copy(context.begin(), context.end(), in_h.data());
+  Kokkos::deep_copy(I.inputs, in_h);
+  I.begin_pass(Pass::Forward, model_.unit_schedule(Pass::Forward));
+  model_.forward(CVec<int32_t>(I.inputs.data(), Tn), CVec<int32_t>(), 1, Tn, *this);
+  I.resident_unit = -1;
+  const CVec<float> p = model_.probs();
+  const CVec<float> last(p.data() + int64_t(Tn - 1) * V, V);
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), last);
+  return std::vector<float>(h.data(), h.data() + V);
+}
+
+namespace {
+std::vector<float> gather_full(Communicator& comm, Group& world, const UnitShard& s,
+                               const Buf<float>& shard) {
+  std::vector<float> full(static_cast<size_t>(s.padded));
+  comm.allgather(world, shard.data(), full.data(), s.slice, DType::F32, Purpose::Other, s.name);
+  full.resize(size_t(s.numel));
+  return full;
+}
+}  // namespace
+
+std::vector<float> Engine::gather_master(int unit) {
+  const UnitShard& s = impl_->units[size_t(unit)];
+  return gather_full(impl_->comm, impl_->world, s, s.master);
+}
+
+std::vector<float> Engine::gather_grad(int unit) {
+  const UnitShard& s = impl_->units[size_t(unit)];
+  return gather_full(impl_->comm, impl_->world, s, s.grad);
+}
+
+void Engine::watch_weights(WeightWatcher w) { impl_->watch = std::move(w); }
+
+ShardGroups Engine::checkpoint_shards(bool with_error_feedback) {
+  auto& I = *impl_;
+  ShardGroups g = {{"model", {}}, {"optimizer/exp_avg", {}}, {"optimizer/exp_avg_sq", {}}};
+  const auto& layout = model_.layout();
+  for (size_t u = 0; u < I.units.size(); ++u) {
+    UnitShard& us = I.units[u];
+    // every tensor appears on every rank (the collective write needs all), with
+    // this rank's piece or an empty range
+    const auto pieces = params_in(layout.units[u], us.mine.begin, us.mine.end);
+    for (const ParamSpec& p : layout.units[u].params) {
+      TensorShard t{p.name, p.shape, 0, 0, nullptr};
+      for (const ParamPiece& piece : pieces)
+        if (piece.param == &p) {
+          t.begin = piece.begin();
+          t.end = piece.end();
+        }
+      const int64_t at = t.begin + p.offset - us.mine.begin;  // offset in the shard
+      Buf<float>* bufs[3] = {&us.master, &us.m, &us.v};
+      for (int k = 0; k < 3; ++k) {
+        TensorShard s = t;
+        s.data = t.end > t.begin ? bufs[k]->data() + at : nullptr;
+        g[size_t(k)].second.push_back(s);
+      }
+    }
+  }
+  if (with_error_feedback && I.qgz && I.qgz->has_error_feedback()) {
+    std::vector<TensorShard> ef;
+    const int64_t P = I.topo.P, r = I.topo.rank;
+    for (size_t u = 0; u < I.units.size(); ++u)
+      for (int hop = 1; hop <= 2; ++hop) {
+        std::vector<float>& e = hop == 1 ? I.qgz->hop1_error(int(u)) : I.qgz->hop2_error(int(u));
+        const int64_t n = int64_t(e.size());
+        ef.push_back(
+            {"hop" + std::to_string(hop) + "." + I.units[u].name, {P, n}, r * n, (r + 1) * n, e.data()});
+      }
+    g.emplace_back("error_feedback", std::move(ef));
+  }
+  return g;
+}
+
+std::string Engine::error_feedback_layout() const {
+  return zeropp::error_feedback_layout(cfg_.zero, impl_->topo.P, impl_->topo.X);
+}
+
+void Engine::weights_loaded() { impl_->invalidate_secondaries(); }
+
+MemoryReport Engine::memory() const {
+  const auto& I = *impl_;
+  MemoryReport r;
+  for (const auto& s : I.units) {
+    r.master += 4 * s.slice;
+    r.grad += 4 * s.slice;
+    r.adam += 8 * s.slice;
+    r.secondary += int64_t(s.secondary.size());
+  }
+  for (const auto& s : I.slots) r.gather += int64_t(4 * s.full.size() + s.wire.size() + s.send.size());
+  r.grad_full = int64_t(4 * (I.grad_emb.size() + I.grad_cur.size()));
+  r.qgz = I.qgz ? I.qgz->memory_bytes() : 0;
+  return r;
+}
+
+std::vector<float> Engine::grad_shard(int unit) const {
+  const UnitShard& s = impl_->units[size_t(unit)];
+  return std::vector<float>(s.grad.data(), s.grad.data() + s.slice);
+}
+
+std::vector<float> Engine::gathered(int unit, Pass pass) {
+  auto& I = *impl_;
+  I.resident_unit = -1;  // a real gather, not the forward's leftover
+  I.begin_pass(pass, {unit});
+  const CVec<float> w = I.acquire(unit);
+  std::vector<float> out(w.data(), w.data() + w.size());
+  I.release(unit);
+  I.resident_unit = -1;
+  return out;
+}
+
+}  // namespace zeropp

@@ -1,0 +1,137 @@
+// The ZeRO-3 / ZeRO++ engine: sharded model states, gathered weights,
+// reduced gradients.
+//
+// Each unit's flat parameter buffer (param_layout.hpp) is padded to P equal
+// slices (shard.hpp); rank r keeps slice r of the fp32 master weights, of the
+// fp32 gradient and of Adam's two moments: 16 bytes per parameter over P.
+// The engine is the model's UnitSource: acquire(u) all-gathers unit u in the
+// communication dtype (bf16 or fp32) and returns it as fp32, with the next
+// unit of the pass already in flight; grad_done(u) reduce-scatters the unit's
+// full gradient (mean over ranks) into this rank's gradient shard. After the
+// micro-batches of a step the global gradient norm is all-reduced, clipped,
+// and AdamW updates the master shards. The engine decides where bytes travel
+// and knows no layer math; with P = 1 every collective is a local copy.
+//
+// ZeRO++ (each independent, ../shared/reference/zeropp-algorithms.md):
+//  - qwZ: the forward and the backward gather each rank's slice quantized
+//    blockwise (int8 or int4, one fp32 scale per block) in one packed buffer
+//    [payload | scales] (16-byte aligned, quant::packed_bytes), dequantized
+//    once on arrival and rounded to the communication dtype. The same master
+//    slice always gives the same payload, so the forward and the backward of
+//    a step, and both uses of the tied embeddings, see the same weights on
+//    every route (zero.quantized_weights_backward = false: the backward
+//    gathers unquantized, as before);
+//  - hpZ: a secondary partition over groups of alpha consecutive ranks: the
+//    slice of the forward's full unit (as the compute used it) that this rank
+//    holds in its group, kept in the communication dtype; backward gathers,
+//    and forwards of micro-batches after the first, gather inside the group
+//    only. Secondaries are invalidated at the start and end of every step
+//    (validation and sampling between steps never change what a step sends)
+//    and whenever weights are set;
+//  - qgZ: gradients reach their owners through qgz.hpp's two-hop all-to-all.
+// Units are padded to a multiple of P·block (block: the largest active
+// quantization block, zero_layout.hpp), so every slice is a whole number of blocks.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "io/checkpoint.hpp"
+#include "io/data_loader.hpp"
+#include "kernels/common.hpp"
+#include "src/comm/communicator.hpp"
+#include "src/comm/topology.hpp"
+#include "src/config/config.hpp"
+#include "src/models/gpt2/gpt2.hpp"
+
+namespace zeropp {
+
+struct StepStats {
+  double loss = 0;                  // mean over micro-batches and ranks
+  double grad_norm = 0;             // global, before clipping
+  ByteCounters bytes;               // what this rank sent during the step
+  double inter_node_bytes_all = 0;  // sent across nodes by all ranks (but the step's last all-reduce)
+};
+
+// Model-state memory of this rank, as the engine allocated it.
+struct MemoryReport {
+  int64_t master = 0, grad = 0, adam = 0;  // fp32 shards
+  int64_t gather = 0;                      // the two full-unit slots (wire + fp32)
+  int64_t grad_full = 0;                   // full-unit gradient buffers (current + tied embeddings)
+  int64_t secondary = 0;                   // hpZ: 2Ψ/α in bf16
+  int64_t qgz = 0;                         // qgZ staging and error-feedback buffers
+  int64_t total() const { return master + grad + adam + gather + grad_full + secondary + qgz; }
+};
+
+class Engine final : private UnitSource<float> {
+ public:
+  Engine(const Config& cfg, const Topology& topo, Communicator& comm, GPT<float>& model);
+  ~Engine() override;
+
+  // GPT-2 initialisation of this rank's master shards (same weights on any P).
+  void init_weights(uint64_t seed);
+
+  // Units padded to (a multiple of P·align): what each rank's slice tiles.
+  int64_t align() const;
+  // Padded size of unit u.
+  int64_t padded(int unit) const;
+  // hpZ group size alpha (1: hpZ off).
+  int hpz_size() const;
+
+  // One optimizer step over A micro-batches of `loader` at learning rate lr.
+  StepStats train_step(int64_t step, const DataLoader& loader, double lr);
+
+  // Mean validation loss over `batches` micro-batches per rank.
+  double eval_loss(const DataLoader& val, int batches);
+
+  // Next-token probabilities [V] after `context` (collective: every rank
+  // passes the same context).
+  std::vector<float> next_token_probs(const std::vector<int32_t>& context);
+
+  // The full fp32 master weights of unit u, or the mean gradient of the last
+  // step (before clipping) (collective; tests, checks and benches).
+  std::vector<float> gather_master(int unit);
+  std::vector<float> gather_grad(int unit);
+  // Tests: w is called with the n fp32 weights of every unit the model
+  // acquires, in the pass it acquires them (an empty function: off).
+  using WeightWatcher = std::function<void(Pass pass, int unit, const float* w, int64_t n)>;
+  void watch_weights(WeightWatcher w);
+
+  // Views of this rank's model states as pieces of the logical tensors, for
+  // io/checkpoint: groups "model", "optimizer/exp_avg", "optimizer/exp_avg_sq"
+  // (each rank its own flat ranges, padding excluded), plus
+  // "error_feedback" when qgZ keeps error-feedback buffers (per rank; they
+  // are only meaningful on the same layout, see error_feedback_layout()).
+  ShardGroups checkpoint_shards(bool with_error_feedback);
+  // The layout the error-feedback buffers belong to ("" without them; zero_layout.hpp).
+  std::string error_feedback_layout() const;
+  // The master weights (and moments) were overwritten: hpZ secondaries and
+  // anything gathered from the old weights are stale.
+  void weights_loaded();
+
+  MemoryReport memory() const;
+  int64_t parameters() const { return model_.layout().numel; }
+
+  // For tests: this rank's fp32 gradient shard of unit u (padding included),
+  // and the fp32 weights of unit u as `pass` would receive them from a
+  // gather right now (quantized, from hpZ secondaries, ...).
+  std::vector<float> grad_shard(int unit) const;
+  std::vector<float> gathered(int unit, Pass pass);
+
+ private:
+  CVec<float> acquire(int unit) override;
+  void release(int unit) override;
+  Vec<float> grad(int unit) override;
+  void grad_done(int unit) override;
+  // Loads micro-batch (step, micro) of `loader` and runs the forward; the loss.
+  double forward_batch(const DataLoader& loader, int64_t step, int micro);
+
+  struct Impl;
+  const Config& cfg_;
+  GPT<float>& model_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace zeropp
