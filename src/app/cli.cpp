@@ -12,16 +12,11 @@
 #include "src/app/train.hpp"
 #include "src/base/errors.hpp"
 #include "src/config/config.hpp"
+#include "src/config/describe.hpp"
 
 namespace zeropp {
 
 namespace {
-
-std::string keys_footer() {
-  std::string s = "\nDeck keys (each can be overridden as --section.key=value):\n";
-  for (const auto& k : config_keys()) s += "  " + k + "\n";
-  return s;
-}
 
 // `zeropp ckpt info|verify ARG` (rank 0 reads; the others wait for its verdict).
 int run_ckpt_command(const std::string& arg, bool info) {
@@ -89,7 +84,7 @@ int run_cli(int argc, char** argv) {
           "deleted (without this, such a folder is refused)")
       ->excludes(resume_opt);
   train->allow_extras();
-  train->footer(keys_footer());
+  train->footer("\n" + keys_help());
 
   std::string input, out_dir;
   double val_fraction = 0.05;
@@ -117,7 +112,7 @@ int run_cli(int argc, char** argv) {
   bstep->add_option("deck", bench_deck, "TOML deck")->required();
   bstep->add_option("--steps", bench_steps, "Timed steps (after one warm-up step)")->capture_default_str();
   bstep->allow_extras();
-  bstep->footer(keys_footer());
+  bstep->footer("\n" + keys_help());
   std::string quant_deck;
   int quant_steps = 50;
   auto* bquant =
@@ -125,6 +120,12 @@ int run_cli(int argc, char** argv) {
   bquant->add_option("deck", quant_deck, "TOML deck")->required();
   bquant->add_option("--steps", quant_steps, "Training steps before measuring")->capture_default_str();
   bquant->allow_extras();
+
+  auto* help = app.add_subcommand("help", "Reference");
+  help->require_subcommand(1);
+  bool markdown = false;
+  auto* hkeys = help->add_subcommand("keys", "Every deck key: type, default, allowed values, meaning");
+  hkeys->add_flag("--markdown", markdown, "As the README's Markdown table (scripts/readme-keys)");
 
   try {
     app.parse(argc, argv);
@@ -135,6 +136,10 @@ int run_cli(int argc, char** argv) {
   }
 
   try {
+    if (*hkeys) {
+      log0("%s", markdown ? keys_markdown().c_str() : keys_help().c_str());
+      return kExitOk;
+    }
     if (*train) {
       const Config cfg = collectively(MPI_COMM_WORLD, [&] { return load_config(deck, overrides_of(train)); });
       return run_training(cfg, deck, resume, overwrite);

@@ -1,10 +1,12 @@
 // The run configuration: what a deck (TOML) and command-line overrides set.
 //
-// A deck has sections [model], [train], [optim], [data], [log], [zero] and
-// [comm]; every key has a default, a type and a check. Decks are parsed with
-// toml++ (Debian's CLI11 2.1 cannot read nested sections), overrides come
-// from the command line as --section.key=value. Unknown keys, wrong types and
-// impossible values are errors that name the file or flag, the key and value.
+// A deck has sections [model], [train], [optim], [data], [log], [zero],
+// [checkpoint] and [comm]; every key is a field below (with its default) and
+// one entry of the key table (src/config/keys.cpp: type, help, checks). Decks
+// are parsed with toml++ (Debian's CLI11 2.1 cannot read nested sections),
+// overrides come from the command line as --section.key=value. Unknown keys,
+// wrong types and impossible values are errors that name the file or flag,
+// the key and value.
 #pragma once
 
 #include <cstdint>
@@ -122,14 +124,12 @@ std::vector<std::string> config_differences(const Config& a, const Config& b);
 // Throws zeropp::Error with one line naming the file/flag, key and value.
 Config load_config(const std::string& deck_path, const std::vector<std::string>& overrides);
 
-// Applies overrides and validates (load_config without a deck).
+// Applies overrides (load_config without a deck and validation).
 void apply_overrides(Config& c, const std::vector<std::string>& overrides);
+// Each key's own checks, then the rules between keys (src/config/validate.cpp).
 void validate(const Config& c);
 
 // The resolved configuration as a TOML deck that load_config reads back.
 std::string to_toml(const Config& c);
-
-// Every key as "section.key", in deck order (for --help and docs).
-std::vector<std::string> config_keys();
 
 }  // namespace zeropp

@@ -4,9 +4,13 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
+#include <set>
 
 #include "src/base/errors.hpp"
 #include "src/config/config.hpp"
+#include "src/config/describe.hpp"
+#include "src/config/key_value.hpp"
+#include "src/config/suggest.hpp"
 
 using namespace zeropp;
 
@@ -53,7 +57,7 @@ TEST_CASE("the resolved configuration reads back to the same values", "[config]"
   Config c;
   c.optim.lr = 3.0e-4;
   c.optim.beta2 = 0.95;
-  c.train.sample_prompt = "quote \" and 'apostrophe'";
+  c.train.sample_prompt = "quote \" and 'apostrophe', back\\slash, tab\t, newline\n";
   c.train.steps = 1234567890123;
   const auto deck = write_deck("round.toml", to_toml(c));
   const Config r = load_config(deck, {});
@@ -92,4 +96,79 @@ TEST_CASE("bad decks and flags give one line naming the file, key and value", "[
   CHECK_THAT(error_of(ok, {"--train.stepz=10"}), Catch::Contains("unknown option --train.stepz"));
   CHECK_THAT(error_of(ok, {"--train.steps"}), Catch::Contains("--train.steps needs a value"));
   CHECK_THAT(error_of(ok, {"--model.n_layer=99999999999"}), Catch::Contains("out of range"));
+}
+
+TEST_CASE("edit distance and the closest key", "[config]") {
+  CHECK(edit_distance("", "") == 0);
+  CHECK(edit_distance("abc", "") == 3);
+  CHECK(edit_distance("kitten", "sitting") == 3);
+  CHECK(edit_distance("batchsize", "batch_size") == 1);  // insertion
+  CHECK(edit_distance("n_haed", "n_head") == 1);         // neighbours swapped
+  CHECK(edit_distance("stepz", "steps") == 1);           // substitution
+  const std::vector<std::string> known = {"model.n_layer", "model.n_head", "train.batch_size",
+                                          "train.steps",   "optim.lr",     "log.every"};
+  CHECK(closest_key("train.batchsize", known) == "train.batch_size");
+  CHECK(closest_key("model.n_heads", known) == "model.n_head");
+  CHECK(closest_key("modle.n_layer", known) == "model.n_layer");  // the section misspelt
+  CHECK(closest_key("train.lr", known) == "optim.lr");            // the wrong section
+  CHECK(closest_key("n_layer", known) == "model.n_layer");        // outside any section
+  CHECK(closest_key("train.completely_else", known).empty());     // nothing close: no guess
+  CHECK(closest_key("log.xyz", known).empty());
+}
+
+TEST_CASE("unknown keys and flags get the closest key", "[config]") {
+  const auto deck = write_deck("typo.toml", "[train]\nbatchsize = 4\n");
+  CHECK_THAT(error_of(deck), Catch::Contains(deck + ":2: unknown key 'train.batchsize' (did you mean "
+                                                    "'train.batch_size'?)"));
+  const auto ok = write_deck("typo_ok.toml", "");
+  CHECK_THAT(error_of(ok, {"--train.stepz=10"}),
+             Catch::Contains("unknown option --train.stepz (did you mean --train.steps?)"));
+  CHECK_THAT(error_of(ok, {"--nothing.like_it=1"}),
+             Catch::Contains("unknown option --nothing.like_it") && !Catch::Contains("did you mean"));
+  // Test-only keys are accepted but never suggested.
+  CHECK(error_of(ok, {"--comm.fault_stall_rank=-1"}).empty());
+  CHECK_THAT(error_of(ok, {"--comm.fault_stall_rnk=1"}), !Catch::Contains("did you mean"));
+}
+
+TEST_CASE("the key table: unique keys, defaults that pass their checks, shown unless test-only", "[config]") {
+  std::set<std::string> names;
+  for (const auto& k : config_table()) {
+    INFO(k.full_name());
+    CHECK(names.insert(k.full_name()).second);
+    CHECK(!k.help.empty());
+    for (const auto& check : k.checks) CHECK(check.ok(k.get(Config{})));
+    const bool in_help = keys_help().find("  " + k.full_name() + " = ") != std::string::npos;
+    const bool in_markdown = keys_markdown().find("| `" + k.full_name() + "` |") != std::string::npos;
+    CHECK(in_help == !k.hidden);
+    CHECK(in_markdown == !k.hidden);
+  }
+  CHECK(find_key("checkpoint.fault_kill_rank")->hidden);
+  CHECK_NOTHROW(validate(Config{}));
+  CHECK_THAT(keys_help(), Catch::Contains("  zero.comm_dtype = \"bf16\"  (string, \"bf16\" or \"fp32\")"));
+  CHECK_THAT(keys_markdown(), Catch::Contains("| `optim.beta2` | number | `0.95` | in [0, 1) | "));
+}
+
+TEST_CASE("key values as text: lists, choices, shortest round-tripping numbers", "[config]") {
+  using List = std::vector<std::string>;
+  CHECK(value_from_text(KeyType::StringList, "a.bin,data/*.bin") == KeyValue(List{"a.bin", "data/*.bin"}));
+  CHECK(value_from_text(KeyType::StringList, "") == KeyValue(List{}));
+  CHECK(toml_text(List{"a.bin", "q\"uote"}) == "[\"a.bin\", \"q\\\"uote\"]");
+  CHECK(toml_text(List{}) == "[]");
+  CHECK(toml_text(3e-4) == "0.0003");
+  CHECK(toml_text(1.0) == "1.0");
+  CHECK(toml_text(int64_t(-3)) == "-3");
+  CHECK(!value_from_text(KeyType::Int, "3.5"));
+  CHECK(!value_from_text(KeyType::Float, "1e400"));
+  CHECK(!value_from_text(KeyType::Bool, "yes"));
+  const KeyCheck backend = one_of({"auto", "mpi", "nccl"});
+  CHECK(backend.rule == "\"auto\", \"mpi\" or \"nccl\"");
+  CHECK(backend.ok(std::string("nccl")));
+  CHECK(!backend.ok(std::string("gloo")));
+  const KeyCheck bits = one_of({4, 8});
+  CHECK(bits.rule == "4 or 8");
+  CHECK(!bits.ok(int64_t(6)));
+  CHECK(!not_empty().ok(List{}));
+  CHECK(not_empty().ok(List{"x"}));
+  CHECK(power_of_two().ok(int64_t(256)));
+  CHECK(!power_of_two().ok(int64_t(96)));
 }

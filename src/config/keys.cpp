@@ -1,0 +1,193 @@
+// The table of every deck key. Everything else about keys — reading decks and
+// --section.key=value overrides, validation, to_toml, config_differences,
+// `zeropp train --help`, `zeropp help keys` and the README's key table
+// (scripts/readme-keys) — is generated from it.
+//
+// Adding a key is one line in its section below, after adding the field (with
+// its default) to the struct in src/config/config.hpp:
+//   model.add("n_layer", &ModelConfig::n_layer, "L: transformer blocks", {positive()});
+// The field's C++ type sets the key's type: int, int64_t, double, bool,
+// std::string, or std::vector<std::string> (a list: a TOML array of strings, or
+// one string; on the command line comma-separated). Checks (src/config/key.hpp)
+// say what values are allowed, e.g. an enum as a string with its choices:
+//   comm.add("backend", &CommConfig::backend, "...", {one_of({"auto", "mpi", "nccl"})});
+//   zero.add("inter_node_gradient_bits", &ZeroConfig::inter_node_gradient_bits, "...", {one_of({4, 8})});
+// Test-only keys (fault injection) use test_only(): accepted, never shown.
+// Rules between keys (heads dividing n_embd, ...) are in src/config/validate.cpp.
+#include <type_traits>
+
+#include "src/config/key.hpp"
+
+namespace zeropp {
+
+namespace {
+
+template <class T>
+KeyType type_of() {
+  if constexpr (std::is_same_v<T, int>)
+    return KeyType::Int;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return KeyType::Int64;
+  else if constexpr (std::is_same_v<T, double>)
+    return KeyType::Float;
+  else if constexpr (std::is_same_v<T, bool>)
+    return KeyType::Bool;
+  else if constexpr (std::is_same_v<T, std::string>)
+    return KeyType::String;
+  else
+    return KeyType::StringList;
+}
+
+template <class T>
+KeyValue to_value(const T& v) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return KeyValue(int64_t(v));
+  else
+    return KeyValue(v);
+}
+
+template <class T>
+T from_value(const KeyValue& v) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return T(std::get<int64_t>(v));  // store() has range-checked Int keys
+  else
+    return std::get<T>(v);
+}
+
+// Adds the keys of one section (struct S, the member `sec` of Config).
+template <class S>
+struct Section {
+  std::vector<Key>& table;
+  const char* name;
+  S Config::*sec;
+
+  template <class T>
+  void add(const char* key, T S::*field, const char* help, std::vector<KeyCheck> checks = {},
+           bool hidden = false) {
+    static_assert(std::is_same_v<T, int> || std::is_same_v<T, int64_t> || std::is_same_v<T, double> ||
+                      std::is_same_v<T, bool> || std::is_same_v<T, std::string> ||
+                      std::is_same_v<T, std::vector<std::string>>,
+                  "a key's field is int, int64_t, double, bool, std::string or std::vector<std::string>");
+    const auto s = sec;
+    table.push_back(Key{name, key, type_of<T>(), help, std::move(checks), hidden,
+                        [s, field](const Config& c) { return to_value(c.*s.*field); },
+                        [s, field](Config& c, const KeyValue& v) { c.*s.*field = from_value<T>(v); }});
+  }
+  template <class T>
+  void test_only(const char* key, T S::*field, const char* help) {
+    add(key, field, help, {}, true);
+  }
+};
+
+std::vector<Key> build_table() {
+  std::vector<Key> t;
+  Section<ModelConfig> model{t, "model", &Config::model};
+  model.add("vocab_size", &ModelConfig::vocab_size, "V: tokens in the vocabulary (token files hold uint16)",
+            {in_range(1, 65536)});
+  model.add("max_seq_len", &ModelConfig::max_seq_len, "rows of the position table", {positive()});
+  model.add("n_layer", &ModelConfig::n_layer, "L: transformer blocks", {positive()});
+  model.add("n_head", &ModelConfig::n_head, "H: attention heads (divides n_embd)", {positive()});
+  model.add("n_embd", &ModelConfig::n_embd, "C: embedding width", {positive()});
+
+  Section<TrainConfig> train{t, "train", &Config::train};
+  train.add("batch_size", &TrainConfig::batch_size, "B: sequences per micro-batch per rank", {positive()});
+  train.add("seq_len", &TrainConfig::seq_len, "T: tokens per sequence (<= model.max_seq_len)", {positive()});
+  train.add("grad_accum", &TrainConfig::grad_accum, "A: micro-batches per optimizer step", {positive()});
+  train.add("steps", &TrainConfig::steps, "optimizer steps", {non_negative()});
+  train.add("seed", &TrainConfig::seed, "initialisation, shuffling, sampling");
+  train.add("val_every", &TrainConfig::val_every, "validation every N steps (0: only at the end)",
+            {non_negative()});
+  train.add("val_batches", &TrainConfig::val_batches, "micro-batches per rank per validation",
+            {non_negative()});
+  train.add("sample_tokens", &TrainConfig::sample_tokens, "tokens of the sample printed at the end (0: none)",
+            {non_negative()});
+  train.add("sample_prompt", &TrainConfig::sample_prompt, "the sample's prompt");
+  train.add("out_dir", &TrainConfig::out_dir, "run folder (config.toml, train.log, metrics.h5, checkpoints/)",
+            {not_empty()});
+  train.add("max_runtime", &TrainConfig::max_runtime,
+            "seconds: save and stop (status 3) before this much wall time has passed (0: no limit)",
+            {non_negative()});
+
+  Section<OptimConfig> optim{t, "optim", &Config::optim};
+  optim.add("lr", &OptimConfig::lr, "peak learning rate: linear warm-up, then cosine decay to min_lr",
+            {non_negative(), finite()});
+  optim.add("min_lr", &OptimConfig::min_lr, "floor of the cosine decay (<= lr)", {non_negative()});
+  optim.add("warmup_steps", &OptimConfig::warmup_steps, "steps of linear warm-up", {non_negative()});
+  optim.add("weight_decay", &OptimConfig::weight_decay, "AdamW (decoupled), matrices and embeddings only",
+            {non_negative()});
+  optim.add("beta1", &OptimConfig::beta1, "Adam's first-moment decay", {in_unit_interval()});
+  optim.add("beta2", &OptimConfig::beta2, "Adam's second-moment decay", {in_unit_interval()});
+  optim.add("eps", &OptimConfig::eps, "Adam's epsilon", {positive()});
+  optim.add("grad_clip", &OptimConfig::grad_clip, "global-norm clipping (0: off)", {non_negative()});
+
+  Section<DataConfig> data{t, "data", &Config::data};
+  data.add("train", &DataConfig::train, "training token file", {not_empty()});
+  data.add("val", &DataConfig::val, "validation token file (\"\": no validation)");
+  data.add("shuffle", &DataConfig::shuffle, "visit the file's windows in a seeded order per epoch");
+
+  Section<LogConfig> log{t, "log", &Config::log};
+  log.add("every", &LogConfig::every, "print one line every N steps", {positive()});
+
+  Section<ZeroConfig> zero{t, "zero", &Config::zero};
+  zero.add("ranks_per_node", &ZeroConfig::ranks_per_node,
+           "0: detect nodes (MPI_COMM_TYPE_SHARED); X: emulate nodes of X ranks (rank = node*X + local)",
+           {non_negative()});
+  zero.add("comm_dtype", &ZeroConfig::comm_dtype, "dtype of gathered weights and reduced gradients",
+           {one_of({"bf16", "fp32"})});
+  zero.add("quantized_weights", &ZeroConfig::quantized_weights,
+           "qwZ: the weight all-gathers send each slice blockwise-quantized");
+  zero.add("weight_bits", &ZeroConfig::weight_bits, "qwZ width", {one_of({8, 4})});
+  zero.add("weight_block", &ZeroConfig::weight_block, "qwZ elements per fp32 scale", {power_of_two()});
+  zero.add("quantized_weights_backward", &ZeroConfig::quantized_weights_backward,
+           "qwZ also in the backward's gathers, so that forward and backward use the same weights (false: "
+           "the backward gathers in comm_dtype)");
+  zero.add("hpz_partition_size", &ZeroConfig::hpz_partition_size,
+           "hpZ: 1 off, 0 the node, a: groups of a consecutive ranks (a divides P)", {non_negative()});
+  zero.add("quantized_gradients", &ZeroConfig::quantized_gradients,
+           "qgZ: two-hop all-to-all int4 gradient reduce-scatter");
+  zero.add("gradient_block", &ZeroConfig::gradient_block, "qgZ elements per fp32 scale", {power_of_two()});
+  zero.add("intra_node_gradient_bits", &ZeroConfig::intra_node_gradient_bits,
+           "8: int8 inside the node, int4 across (SDP4Bit)", {one_of({4, 8})});
+  zero.add("gradient_error_feedback", &ZeroConfig::gradient_error_feedback,
+           "qgZ's per-hop error compensation (LoCo; needs quantized_gradients)");
+  zero.add("error_feedback_beta", &ZeroConfig::error_feedback_beta, "decay of the error feedback",
+           {in_unit_interval()});
+  zero.add("error_feedback_reset", &ZeroConfig::error_feedback_reset,
+           "zero the error-feedback buffers every N steps", {positive()});
+
+  Section<CheckpointConfig> ckpt{t, "checkpoint", &Config::checkpoint};
+  ckpt.add("dir", &CheckpointConfig::dir, "where checkpoints go (\"\": checkpoints/ in train.out_dir)");
+  ckpt.add("every", &CheckpointConfig::every, "save every N steps (0: only at the end and on signals)",
+           {non_negative()});
+  ckpt.add("keep", &CheckpointConfig::keep, "keep the newest K checkpoints (0: all)", {non_negative()});
+  ckpt.add("at_start", &CheckpointConfig::at_start, "also save before the first step");
+  ckpt.add("at_end", &CheckpointConfig::at_end, "save after the last step");
+  ckpt.test_only("fault_kill_rank", &CheckpointConfig::fault_kill_rank, "this rank is killed during a save");
+  ckpt.test_only("fault_kill_step", &CheckpointConfig::fault_kill_step, "... in the save at this step");
+  ckpt.test_only("fault_kill_after", &CheckpointConfig::fault_kill_after, "... after this many datasets");
+
+  Section<CommConfig> comm{t, "comm", &Config::comm};
+  comm.add("timeout_s", &CommConfig::timeout_s,
+           "a collective that takes longer aborts the job with a message", {positive()});
+  comm.add("internode_gbps", &CommConfig::internode_gbps,
+           "emulate inter-node links of this bandwidth (Gbit/s per rank; 0: off)", {non_negative()});
+  comm.test_only("fault_stall_rank", &CommConfig::fault_stall_rank, "this rank stalls forever");
+  comm.test_only("fault_stall_step", &CommConfig::fault_stall_step,
+                 "... before its first collective of this step");
+  return t;
+}
+
+}  // namespace
+
+const std::vector<Key>& config_table() {
+  static const std::vector<Key> table = build_table();
+  return table;
+}
+
+const Key* find_key(const std::string& full_name) {
+  for (const auto& k : config_table())
+    if (k.full_name() == full_name) return &k;
+  return nullptr;
+}
+
+}  // namespace zeropp

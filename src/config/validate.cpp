@@ -1,0 +1,46 @@
+// Validation: each key's own checks (the table), then the rules between keys.
+#include "src/base/errors.hpp"
+#include "src/config/config.hpp"
+#include "src/config/key_value.hpp"
+
+namespace zeropp {
+
+namespace {
+
+// A rule between keys, reported against `key`.
+struct Rule {
+  const char* key;
+  bool (*ok)(const Config&);
+  std::string (*why)(const Config&);
+};
+
+const Rule kRules[] = {
+    {"model.n_head", [](const Config& c) { return c.model.n_embd % c.model.n_head == 0; },
+     [](const Config& c) { return "must divide model.n_embd = " + std::to_string(c.model.n_embd); }},
+    {"train.seq_len", [](const Config& c) { return c.train.seq_len <= c.model.max_seq_len; },
+     [](const Config& c) {
+       return "is longer than the position table (model.max_seq_len = " +
+              std::to_string(c.model.max_seq_len) + ")";
+     }},
+    {"optim.min_lr", [](const Config& c) { return c.optim.min_lr <= c.optim.lr; },
+     [](const Config& c) { return "must not exceed optim.lr = " + toml_text(c.optim.lr); }},
+    {"zero.gradient_error_feedback",
+     [](const Config& c) { return !c.zero.gradient_error_feedback || c.zero.quantized_gradients; },
+     [](const Config&) { return std::string("needs zero.quantized_gradients = true"); }},
+};
+
+[[noreturn]] void invalid(const Key& k, const Config& c, const std::string& why) {
+  throw Error("invalid configuration: " + k.full_name() + " = " + toml_text(k.get(c)) + ": " + why);
+}
+
+}  // namespace
+
+void validate(const Config& c) {
+  for (const auto& k : config_table())
+    for (const auto& check : k.checks)
+      if (!check.ok(k.get(c))) invalid(k, c, "must be " + check.rule);
+  for (const auto& r : kRules)
+    if (!r.ok(c)) invalid(*find_key(r.key), c, r.why(c));
+}
+
+}  // namespace zeropp
