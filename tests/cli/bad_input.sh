@@ -83,6 +83,11 @@ expect_error "unknown key" "unknown key 'model.n_layers'" train "$work/unknown.t
 printf '[train]\nsteps = "many"\n' > "$work/type.toml"
 expect_error "wrong type" "'train.steps' must be an integer" train "$work/type.toml"
 expect_error "unknown override" "unknown option --model.n_heads" train "$deck" --model.n_heads=2
+printf '[train]\nbatchsize = 2\n' > "$work/typo.toml"
+expect_error "misspelt key" "typo.toml:2: unknown key 'train.batchsize' (did you mean 'train.batch_size'?)" \
+  train "$work/typo.toml"
+expect_error "misspelt override" "unknown option --optim.weight_dekay (did you mean --optim.weight_decay?)" \
+  train "$deck" --optim.weight_dekay=0
 expect_error "override type" "--train.steps: expected an integer, got 'x'" train "$deck" --train.steps=x
 expect_error "heads not dividing C" "model.n_head = 3" train "$deck" --model.n_head=3
 expect_error "sequence longer than positions" "train.seq_len = 64" train "$deck" --train.seq_len=64
