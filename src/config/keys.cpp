@@ -13,6 +13,9 @@
 //   comm.add("backend", &CommConfig::backend, "...", {one_of({"auto", "mpi", "nccl"})});
 //   zero.add("inter_node_gradient_bits", &ZeroConfig::inter_node_gradient_bits, "...", {one_of({4, 8})});
 // Test-only keys (fault injection) use test_only(): accepted, never shown.
+// After adding a key run scripts/readme-keys (README.md's table); the config
+// test runs every key's checks on its default, which catches a check of the
+// wrong type (e.g. one_of({4, 8}) on a string).
 // Rules between keys (heads dividing n_embd, ...) are in src/config/validate.cpp.
 #include <type_traits>
 

@@ -1,7 +1,5 @@
 // Decks (TOML, through toml++) and --section.key=value overrides into a
 // Config, and a Config back into TOML, all through the key table.
-#include <toml++/toml.h>
-
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -11,6 +9,7 @@
 #include "src/base/errors.hpp"
 #include "src/config/key_value.hpp"
 #include "src/config/suggest.hpp"
+#include "src/config/toml_value.hpp"
 
 namespace zeropp {
 
@@ -35,7 +34,8 @@ const char* toml_type_phrase(const toml::node& n) {
                                  : "a date/time";
 }
 
-// A deck value of the key's type, or nullopt. A list key also takes one string.
+}  // namespace
+
 std::optional<KeyValue> value_from_toml(KeyType t, const toml::node& n) {
   switch (t) {
     case KeyType::Int:
@@ -62,6 +62,8 @@ std::optional<KeyValue> value_from_toml(KeyType t, const toml::node& n) {
   }
   return std::nullopt;
 }
+
+namespace {
 
 void walk(const toml::table& t, const std::string& prefix, Config& c, const std::string& file) {
   for (auto&& [k, node] : t) {

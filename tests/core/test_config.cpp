@@ -11,6 +11,7 @@
 #include "src/config/describe.hpp"
 #include "src/config/key_value.hpp"
 #include "src/config/suggest.hpp"
+#include "src/config/toml_value.hpp"
 
 using namespace zeropp;
 
@@ -171,4 +172,21 @@ TEST_CASE("key values as text: lists, choices, shortest round-tripping numbers",
   CHECK(not_empty().ok(List{"x"}));
   CHECK(power_of_two().ok(int64_t(256)));
   CHECK(!power_of_two().ok(int64_t(96)));
+}
+
+TEST_CASE("list keys read TOML arrays of strings, one string, or an empty array", "[config]") {
+  using List = std::vector<std::string>;
+  const auto deck = toml::parse(
+      "arr = [\"a.bin\", \"shards/*.bin\"]\none = \"x.bin\"\nnone = []\nmixed = [\"a\", 1]\nnum = 3\n");
+  CHECK(value_from_toml(KeyType::StringList, *deck.get("arr")) == KeyValue(List{"a.bin", "shards/*.bin"}));
+  CHECK(value_from_toml(KeyType::StringList, *deck.get("one")) == KeyValue(List{"x.bin"}));
+  CHECK(value_from_toml(KeyType::StringList, *deck.get("none")) == KeyValue(List{}));
+  CHECK(!value_from_toml(KeyType::StringList, *deck.get("mixed")));
+  CHECK(!value_from_toml(KeyType::StringList, *deck.get("num")));
+  CHECK(!value_from_toml(KeyType::String, *deck.get("arr")));
+  CHECK(value_from_toml(KeyType::Float, *deck.get("num")) == KeyValue(3.0));
+  // What to_toml writes for a list reads back as the same list.
+  const List files = {"a \"quoted\" name.bin", "b.bin"};
+  const auto back = toml::parse("k = " + toml_text(files));
+  CHECK(value_from_toml(KeyType::StringList, *back.get("k")) == KeyValue(files));
 }
