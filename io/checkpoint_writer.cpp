@@ -88,8 +88,12 @@ void set_checkpoint_fault(int rank, int after_datasets) {
 void set_checkpoint_fault(int rank, CheckpointFault where) { g_fault = {rank, where, 0}; }
 void clear_checkpoint_fault() { g_fault = {}; }
 
-void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& name,
-                      const ShardGroups& groups, const CheckpointMeta& meta, int keep) {
+namespace {
+
+// write_checkpoint, and with `in_checkpoint_dir` false write_checkpoint_file:
+// the same file, but no stale temporaries removed, no `latest`, no retention.
+void write_file(MPI_Comm comm, const std::string& dir, const std::string& name, const ShardGroups& groups,
+                const CheckpointMeta& meta, int keep, bool in_checkpoint_dir) {
   QuietHdf5 quiet;
   const int rank = comm_rank(comm);
   PhaseTimer timer("checkpoint write", rank);
@@ -131,7 +135,7 @@ void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& 
     else if (::access(dir.c_str(), W_OK | X_OK) != 0)
       err = "checkpoint directory " + dir + ": not writable: " + std::strerror(errno);
     else {
-      remove_stale_temporaries(dir);  // first: they may hold the space needed
+      if (in_checkpoint_dir) remove_stale_temporaries(dir);  // first: they may hold the space needed
       if (const auto full = disk_space_problem(dir, checkpoint_bytes_estimate(groups)))
         err = what + ": " + *full;
     }
@@ -244,7 +248,7 @@ void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& 
   timer.mark("attributes+close");
   maybe_fault(rank, CheckpointFault::kBeforeRename);
 
-  // 6. Commit on rank 0: fsync, rename, fsync the directory, `latest`, retention.
+  // 6. Commit on rank 0: fsync, rename, fsync the directory, [`latest`, retention].
   //    A failure before the rename removes the temporary file.
   if (rank == 0) {
     try {
@@ -266,17 +270,33 @@ void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& 
         throw Error(final_path + ": cannot rename " + tmp_path + " into place: " + std::strerror(errno));
       fsync_path(dir, true);
       timer.mark("rename");
-      maybe_fault(rank, CheckpointFault::kBeforeLatest);
-      write_latest(dir, name);
-      timer.mark("latest");
-      maybe_fault(rank, CheckpointFault::kBeforeRetention);
-      apply_retention(dir, keep, name);
-      timer.mark("retention");
+      if (in_checkpoint_dir) {
+        maybe_fault(rank, CheckpointFault::kBeforeLatest);
+        write_latest(dir, name);
+        timer.mark("latest");
+        maybe_fault(rank, CheckpointFault::kBeforeRetention);
+        apply_retention(dir, keep, name);
+        timer.mark("retention");
+      }
     } catch (const Error& e) {
       err = e.what();
     }
   }
   agree_on_error(comm, err);
+}
+
+}  // namespace
+
+void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& name,
+                      const ShardGroups& groups, const CheckpointMeta& meta, int keep) {
+  write_file(comm, dir, name, groups, meta, keep, true);
+}
+
+void write_checkpoint_file(MPI_Comm comm, const std::string& path, const ShardGroups& groups,
+                           const CheckpointMeta& meta) {
+  const fs::path p(path);
+  const std::string dir = p.parent_path().empty() ? "." : p.parent_path().string();
+  write_file(comm, dir, p.filename().string(), groups, meta, 0, false);
 }
 
 }  // namespace zeropp
