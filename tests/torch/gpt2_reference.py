@@ -62,7 +62,7 @@ def random_weight(name, shape, g):
     return torch.randn(shape, generator=g, dtype=torch.float64) / math.sqrt(shape[0])
 
 
-def gpt2_loss(p, tokens, targets, V, L, H, C):
+def gpt2_logits(p, tokens, L, H, C):
     Bn, Tn = tokens.shape
     hs = C // H
     x = p["wte.weight"][tokens] + p["wpe.weight"][:Tn]
@@ -80,7 +80,11 @@ def gpt2_loss(p, tokens, targets, V, L, H, C):
         h = F.gelu(h @ q("mlp.c_fc.weight") + q("mlp.c_fc.bias"), approximate="tanh")
         x = x + h @ q("mlp.c_proj.weight") + q("mlp.c_proj.bias")
     x = F.layer_norm(x, (C,), p["ln_f.weight"], p["ln_f.bias"], eps=1e-5)
-    logits = x @ p["wte.weight"].t()  # LM head tied to wte
+    return x @ p["wte.weight"].t()  # LM head tied to wte
+
+
+def gpt2_loss(p, tokens, targets, V, L, H, C):
+    logits = gpt2_logits(p, tokens, L, H, C)
     return F.cross_entropy(logits.view(-1, V), targets.view(-1))  # mean over B*T
 
 
