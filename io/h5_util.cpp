@@ -62,32 +62,39 @@ void write_attr_u64(hid_t obj, const char* name, uint64_t v) {
   write_attr_scalar(obj, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, v);
 }
 
-std::optional<std::string> read_attr_string(hid_t obj, const char* name) {
+std::optional<ScalarAttr> open_scalar_attr(hid_t obj, const char* name, H5T_class_t cls) {
   if (H5Aexists(obj, name) <= 0) return std::nullopt;
   H5Id attr(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
   if (!attr.valid()) return std::nullopt;
   H5Id ftype(H5Aget_type(attr.get()), H5Tclose);
   H5Id space(H5Aget_space(attr.get()), H5Sclose);
-  if (!ftype.valid() || !space.valid() || H5Tget_class(ftype.get()) != H5T_STRING) return std::nullopt;
+  if (!ftype.valid() || !space.valid() || H5Tget_class(ftype.get()) != cls) return std::nullopt;
   if (H5Sget_simple_extent_npoints(space.get()) != 1) return std::nullopt;
-  const htri_t vl = H5Tis_variable_str(ftype.get());
+  return ScalarAttr{std::move(attr), std::move(ftype)};
+}
+
+std::optional<std::string> read_attr_string(hid_t obj, const char* name) {
+  const auto a = open_scalar_attr(obj, name, H5T_STRING);
+  if (!a) return std::nullopt;
+  const hid_t attr = a->attr.get(), ftype = a->type.get();
+  const htri_t vl = H5Tis_variable_str(ftype);
   if (vl < 0) return std::nullopt;
   H5Id mtype(H5Tcopy(H5T_C_S1), H5Tclose);
   if (!mtype.valid()) return std::nullopt;
   if (vl > 0) {
-    if (H5Tset_size(mtype.get(), H5T_VARIABLE) < 0 || H5Tset_cset(mtype.get(), H5Tget_cset(ftype.get())) < 0)
+    if (H5Tset_size(mtype.get(), H5T_VARIABLE) < 0 || H5Tset_cset(mtype.get(), H5Tget_cset(ftype)) < 0)
       return std::nullopt;
     char* p = nullptr;
-    if (H5Aread(attr.get(), mtype.get(), &p) < 0) return std::nullopt;
+    if (H5Aread(attr, mtype.get(), &p) < 0) return std::nullopt;
     std::string s = p ? p : "";
     if (p) H5free_memory(p);
     return s;
   }
-  const size_t n = H5Tget_size(ftype.get());
+  const size_t n = H5Tget_size(ftype);
   if (n == 0) return std::nullopt;
   std::string s(n, '\0');
   if (H5Tset_size(mtype.get(), n) < 0 || H5Tset_strpad(mtype.get(), H5T_STR_NULLPAD) < 0 ||
-      H5Aread(attr.get(), mtype.get(), s.data()) < 0)
+      H5Aread(attr, mtype.get(), s.data()) < 0)
     return std::nullopt;
   s.resize(std::strlen(s.c_str()));
   return s;

@@ -72,18 +72,17 @@ void write_attr_i64(hid_t obj, const char* name, int64_t v);
 void write_attr_u64(hid_t obj, const char* name, uint64_t v);
 
 // Attribute readers for possibly foreign files: nullopt when missing or of the wrong kind.
+struct ScalarAttr {
+  H5Id attr, type;  // the attribute and its file type
+};
+// The attribute `name` of obj when it exists, holds one element and its type is of class `cls`.
+std::optional<ScalarAttr> open_scalar_attr(hid_t obj, const char* name, H5T_class_t cls);
 std::optional<std::string> read_attr_string(hid_t obj, const char* name);
 template <class T>
 std::optional<T> read_attr_int(hid_t obj, const char* name, hid_t mem_type) {
-  if (H5Aexists(obj, name) <= 0) return std::nullopt;
-  H5Id attr(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
-  if (!attr.valid()) return std::nullopt;
-  H5Id ftype(H5Aget_type(attr.get()), H5Tclose);
-  H5Id space(H5Aget_space(attr.get()), H5Sclose);
-  if (!ftype.valid() || !space.valid() || H5Tget_class(ftype.get()) != H5T_INTEGER) return std::nullopt;
-  if (H5Sget_simple_extent_npoints(space.get()) != 1) return std::nullopt;
+  const auto a = open_scalar_attr(obj, name, H5T_INTEGER);
   T v{};
-  if (H5Aread(attr.get(), mem_type, &v) < 0) return std::nullopt;
+  if (!a || H5Aread(a->attr.get(), mem_type, &v) < 0) return std::nullopt;
   return v;
 }
 

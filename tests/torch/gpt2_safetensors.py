@@ -17,7 +17,6 @@ package (the format is written here: 8-byte header length, JSON header, raw byte
                              logits); loss float64 (mean cross-entropy); b"ZPPIEND1"
 The reference is computed in float64 from the float32 weights the file holds.
 """
-import argparse
 import json
 import os
 import struct
@@ -25,7 +24,7 @@ import struct
 import torch
 import torch.nn.functional as F
 
-from gpt2_reference import gpt2_logits, param_specs, random_weight
+from gpt2_reference import gpt2_logits, param_specs, parse_args, random_weight
 
 
 def write_safetensors(path, tensors):
@@ -59,12 +58,7 @@ def write_llmc(path, p, V, maxT, L, H, C):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("out_dir")
-    ap.add_argument("--seed", type=int, default=4321)
-    for k, v in dict(V=96, maxT=16, L=2, H=4, C=32, B=2, T=16).items():
-        ap.add_argument("--" + k, type=int, default=v)
-    a = ap.parse_args()
+    a = parse_args(__doc__, "out_dir", 4321, V=96, maxT=16, L=2, H=4, C=32, B=2, T=16)
     torch.set_num_threads(1)
     g = torch.Generator().manual_seed(a.seed)
     params = {n: random_weight(n, s, g).float() for n, s in param_specs(a.V, a.maxT, a.L, a.C)}
