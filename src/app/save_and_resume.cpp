@@ -109,8 +109,9 @@ void init_from_checkpoint(Run& run, const Config& cfg, const std::string& path) 
   const CheckpointMeta saved = read_checkpoint(world, path, {});
   check_same_model(parse_config_text(saved.deck_toml, path + " (saved deck)").model, cfg.model, path,
                    "init from");
-  ShardGroups shards = run.engine.checkpoint_shards(false);
-  shards.resize(1);  // "model": the weights; the moments stay zero
+  ShardGroups shards;  // the weights only: the moments stay zero
+  for (auto& g : run.engine.checkpoint_shards(false))
+    if (g.first == "model") shards.push_back(std::move(g));
   read_checkpoint(world, path, shards);
   run.engine.weights_loaded();
   log0("init-from: model weights from %s (saved at step %lld); starting at step 0 with a fresh optimizer\n",
