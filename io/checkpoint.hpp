@@ -74,6 +74,13 @@ std::string checkpoint_name(int64_t step);
 void write_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& name,
                       const ShardGroups& groups, const CheckpointMeta& meta, int keep);
 
+// Collective over comm. Writes one checkpoint file at `path` as write_checkpoint
+// does (through ".<name>.tmp" beside it, fsynced, renamed; replacing `path`),
+// but leaves `latest` and other files in its directory alone (for conversions:
+// `zeropp ckpt import`).
+void write_checkpoint_file(MPI_Comm comm, const std::string& path, const ShardGroups& groups,
+                           const CheckpointMeta& meta);
+
 // Collective over comm. Fills every shard's data from `path`, checks the format
 // version, that every expected dataset exists with the expected shape, and every
 // dataset's checksum (each dataset covered exactly once: from the shards when they

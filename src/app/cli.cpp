@@ -8,6 +8,7 @@
 #include "io/prepare_data.hpp"
 #include "src/app/bench.hpp"
 #include "src/app/build_info.hpp"
+#include "src/app/ckpt_convert.hpp"
 #include "src/app/logging.hpp"
 #include "src/app/train.hpp"
 #include "src/base/errors.hpp"
@@ -83,6 +84,12 @@ int run_cli(int argc, char** argv) {
           "Start over in a train.out_dir that holds a previous run: its metrics.h5 and checkpoints are "
           "deleted (without this, such a folder is refused)")
       ->excludes(resume_opt);
+  std::string init_from;
+  train
+      ->add_option("--init-from", init_from,
+                   "Start a new run (step 0, fresh optimizer) from a checkpoint's model weights, e.g. one "
+                   "`zeropp ckpt import` made: fine-tuning")
+      ->excludes(resume_opt);
   train->allow_extras();
   train->footer("\n" + keys_help());
 
@@ -96,13 +103,37 @@ int run_cli(int argc, char** argv) {
       ->capture_default_str();
 
   std::string ckpt_file;
-  auto* ckpt = app.add_subcommand("ckpt", "Inspect checkpoints");
+  auto* ckpt = app.add_subcommand("ckpt", "Inspect and convert checkpoints");
   ckpt->require_subcommand(1);
   auto* cinfo = ckpt->add_subcommand("info", "Deck, step, layout at save, sizes and per-dataset checksums");
   const char* ckpt_help = "Checkpoint (.h5), checkpoint folder, run folder or a `latest` file";
   cinfo->add_option("checkpoint", ckpt_file, ckpt_help)->required();
   auto* cverify = ckpt->add_subcommand("verify", "Recompute every checksum; exit 0 when all match");
   cverify->add_option("checkpoint", ckpt_file, ckpt_help)->required();
+  std::string conv_in, conv_out, conv_format, conv_dtype = "fp32";
+  int conv_vocab = 0;
+  const char* format_help = "safetensors or llmc (default: from the name: .safetensors or a folder, .bin)";
+  auto* cimport = ckpt->add_subcommand(
+      "import",
+      "Hugging Face safetensors (GPT-2 family) or llm.c model file -> new HDF5 checkpoint (weights only)");
+  cimport
+      ->add_option("source", conv_in, "model.safetensors (config.json beside it), its folder, or llm.c .bin")
+      ->required();
+  cimport->add_option("checkpoint", conv_out, "The HDF5 checkpoint to create (must not exist)")->required();
+  cimport->add_option("--format", conv_format, format_help);
+  cimport->add_option("--vocab-size", conv_vocab,
+                      "Rows of wte to keep: fewer drop the rest, more add zero rows (default: the source's "
+                      "vocabulary; llm.c's padding rows are dropped)");
+  auto* cexport =
+      ckpt->add_subcommand("export", "HDF5 checkpoint's weights -> safetensors (+ config.json) or llm.c");
+  cexport->add_option("checkpoint", conv_in, ckpt_help)->required();
+  cexport->add_option("out", conv_out, "File to create (must not exist): .safetensors or .bin")->required();
+  cexport->add_option("--format", conv_format, format_help);
+  cexport->add_option("--dtype", conv_dtype, "llm.c: fp32 (version 3) or bf16 (version 5)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
+  cexport->add_option("--vocab-size", conv_vocab,
+                      "llm.c: the header's V (default: the checkpoint's vocabulary)");
 
   auto* bench = app.add_subcommand("bench", "Benchmarks");
   bench->require_subcommand(1);
@@ -142,7 +173,7 @@ int run_cli(int argc, char** argv) {
     }
     if (*train) {
       const Config cfg = collectively(MPI_COMM_WORLD, [&] { return load_config(deck, overrides_of(train)); });
-      return run_training(cfg, deck, resume, overwrite);
+      return run_training(cfg, deck, resume, overwrite, init_from);
     }
     if (*prep) {
       const PrepareStats st = collectively(MPI_COMM_WORLD, [&] {
@@ -153,6 +184,20 @@ int run_cli(int argc, char** argv) {
       return kExitOk;
     }
     if (*cinfo || *cverify) return run_ckpt_command(ckpt_file, bool(*cinfo));
+    if (*cimport || *cexport) {
+      // Rank 0 converts; the others wait for its verdict.
+      const std::string summary = collectively(MPI_COMM_WORLD, [&]() -> std::string {
+        if (world_rank() != 0) return "";
+        const std::string named = *cimport ? conv_in : conv_out;
+        const WeightsFormat f =
+            conv_format.empty() ? weights_format_of(named) : parse_weights_format(conv_format);
+        if (*cimport) return import_weights(conv_in, f, conv_out, ImportOptions{conv_vocab});
+        return export_weights(locate_checkpoint(conv_in), f, conv_out,
+                              ExportOptions{conv_vocab, conv_dtype == "bf16"});
+      });
+      log0("%s\n", summary.c_str());
+      return kExitOk;
+    }
     if (*bstep) {
       const Config cfg =
           collectively(MPI_COMM_WORLD, [&] { return load_config(bench_deck, overrides_of(bstep)); });

@@ -19,6 +19,19 @@ std::string zero_section(const Config& c) {
   return all.substr(b, all.find("\n[", b + 1) - b);
 }
 
+// Refuses (Error) a checkpoint whose model differs from the deck's.
+// `what`: "resume" or "init-from"; the message says "refusing to <what> a different model".
+void check_same_model(const ModelConfig& a, const ModelConfig& b, const std::string& path, const char* what) {
+  if (a.vocab_size != b.vocab_size || a.max_seq_len != b.max_seq_len || a.n_layer != b.n_layer ||
+      a.n_head != b.n_head || a.n_embd != b.n_embd)
+    throw Error(std::string(what) + ": " + path + " holds a model with V=" + std::to_string(a.vocab_size) +
+                " T=" + std::to_string(a.max_seq_len) + " L=" + std::to_string(a.n_layer) +
+                " H=" + std::to_string(a.n_head) + " C=" + std::to_string(a.n_embd) +
+                "; this deck has V=" + std::to_string(b.vocab_size) + " T=" + std::to_string(b.max_seq_len) +
+                " L=" + std::to_string(b.n_layer) + " H=" + std::to_string(b.n_head) +
+                " C=" + std::to_string(b.n_embd) + ": refusing to " + what + " a different model");
+}
+
 }  // namespace
 
 std::string save_checkpoint(Run& run, const Config& cfg, int64_t step, int64_t tokens_seen) {
@@ -70,16 +83,7 @@ ResumePoint resume_run(Run& run, const Config& cfg, const std::string& which) {
   // The saved deck decides what may change.
   const CheckpointMeta saved = read_checkpoint(topo.world.get(), rp.path, {});
   const Config old = parse_config_text(saved.deck_toml, rp.path + " (saved deck)");
-  const auto& a = old.model;
-  const auto& b = cfg.model;
-  if (a.vocab_size != b.vocab_size || a.max_seq_len != b.max_seq_len || a.n_layer != b.n_layer ||
-      a.n_head != b.n_head || a.n_embd != b.n_embd)
-    throw Error("resume: " + rp.path + " holds a model with V=" + std::to_string(a.vocab_size) +
-                " T=" + std::to_string(a.max_seq_len) + " L=" + std::to_string(a.n_layer) +
-                " H=" + std::to_string(a.n_head) + " C=" + std::to_string(a.n_embd) +
-                "; this deck has V=" + std::to_string(b.vocab_size) + " T=" + std::to_string(b.max_seq_len) +
-                " L=" + std::to_string(b.n_layer) + " H=" + std::to_string(b.n_head) +
-                " C=" + std::to_string(b.n_embd) + ": refusing to resume a different model");
+  check_same_model(old.model, cfg.model, rp.path, "resume");
   for (const auto& d : config_differences(old, cfg))
     log0("resume: changed since the checkpoint: %s\n", d.c_str());
   if (saved.world_size != topo.P || saved.ranks_per_node != topo.X)
@@ -98,6 +102,20 @@ ResumePoint resume_run(Run& run, const Config& cfg, const std::string& which) {
   rp.tokens_seen = meta.tokens_seen;
   log0("resume: step %lld from %s\n", (long long)rp.step, rp.path.c_str());
   return rp;
+}
+
+void init_from_checkpoint(Run& run, const Config& cfg, const std::string& path) {
+  MPI_Comm world = run.topo.world.get();
+  const CheckpointMeta saved = read_checkpoint(world, path, {});
+  check_same_model(parse_config_text(saved.deck_toml, path + " (saved deck)").model, cfg.model, path,
+                   "init from");
+  ShardGroups shards;  // the weights only: the moments stay zero
+  for (auto& g : run.engine.checkpoint_shards(false))
+    if (g.first == "model") shards.push_back(std::move(g));
+  read_checkpoint(world, path, shards);
+  run.engine.weights_loaded();
+  log0("init-from: model weights from %s (saved at step %lld); starting at step 0 with a fresh optimizer\n",
+       path.c_str(), (long long)saved.step);
 }
 
 }  // namespace zeropp

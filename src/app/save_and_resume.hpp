@@ -34,4 +34,10 @@ struct ResumePoint {
 // shape or vocabulary differs from cfg; logs every other changed key.
 ResumePoint resume_run(Run& run, const Config& cfg, const std::string& which);
 
+// Collective. Fine-tuning: loads only the model weights of the checkpoint file
+// `path` (e.g. one `zeropp ckpt import` made) into the engine's master shards;
+// the run starts at step 0 with fresh optimizer state. Refuses (Error) a
+// checkpoint whose model shape or vocabulary differs from cfg.
+void init_from_checkpoint(Run& run, const Config& cfg, const std::string& path);
+
 }  // namespace zeropp

@@ -150,7 +150,8 @@ StepRecord metrics_record(int64_t step, const StepStats& st, double lr, double s
 
 }  // namespace
 
-int run_training(const Config& cfg, const std::string& deck_path, const std::string& resume, bool overwrite) {
+int run_training(const Config& cfg, const std::string& deck_path, const std::string& resume, bool overwrite,
+                 const std::string& init_from) {
   const auto& t = cfg.train;
   const double started = MPI_Wtime();
   StopSignals signals;
@@ -170,6 +171,7 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   if (const std::string w = blas_core_warning(); !w.empty()) log0("warning: %s\n", w.c_str());
   log0("resolved configuration (also in %s/config.toml):\n%s\n", t.out_dir.c_str(), to_toml(cfg).c_str());
   const ResumePoint from = resume.empty() ? ResumePoint{} : resume_run(run, cfg, resume);
+  if (!init_from.empty()) init_from_checkpoint(run, cfg, init_from);
   // Only now, with every check passed and the checkpoint loaded, is the folder written.
   collectively(topo.world.get(), [&] {
     if (topo.rank == 0) {

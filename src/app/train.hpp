@@ -41,8 +41,9 @@ struct Run {
 // limit). Collective over MPI_COMM_WORLD. resume: "" (start at step 0),
 // "auto" or a checkpoint file. A train.out_dir that holds a previous run is
 // refused unless resuming or `overwrite`; nothing is written before the
-// resume has succeeded.
+// resume has succeeded. init_from: a checkpoint whose model weights start a
+// new run (fine-tuning: step 0, fresh optimizer; not with resume).
 int run_training(const Config& cfg, const std::string& deck_path, const std::string& resume = "",
-                 bool overwrite = false);
+                 bool overwrite = false, const std::string& init_from = "");
 
 }  // namespace zeropp

@@ -62,7 +62,7 @@ def random_weight(name, shape, g):
     return torch.randn(shape, generator=g, dtype=torch.float64) / math.sqrt(shape[0])
 
 
-def gpt2_loss(p, tokens, targets, V, L, H, C):
+def gpt2_logits(p, tokens, L, H, C):
     Bn, Tn = tokens.shape
     hs = C // H
     x = p["wte.weight"][tokens] + p["wpe.weight"][:Tn]
@@ -80,17 +80,26 @@ def gpt2_loss(p, tokens, targets, V, L, H, C):
         h = F.gelu(h @ q("mlp.c_fc.weight") + q("mlp.c_fc.bias"), approximate="tanh")
         x = x + h @ q("mlp.c_proj.weight") + q("mlp.c_proj.bias")
     x = F.layer_norm(x, (C,), p["ln_f.weight"], p["ln_f.bias"], eps=1e-5)
-    logits = x @ p["wte.weight"].t()  # LM head tied to wte
+    return x @ p["wte.weight"].t()  # LM head tied to wte
+
+
+def gpt2_loss(p, tokens, targets, V, L, H, C):
+    logits = gpt2_logits(p, tokens, L, H, C)
     return F.cross_entropy(logits.view(-1, V), targets.view(-1))  # mean over B*T
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("out")
-    ap.add_argument("--seed", type=int, default=1234)
-    for k, v in dict(V=64, maxT=16, L=2, H=4, C=32, B=3, T=16).items():
+def parse_args(doc, out, seed, **shape):
+    """The command line: the output path, --seed and the shape options with these defaults."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument(out)
+    ap.add_argument("--seed", type=int, default=seed)
+    for k, v in shape.items():
         ap.add_argument("--" + k, type=int, default=v)
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def main():
+    args = parse_args(__doc__, "out", 1234, V=64, maxT=16, L=2, H=4, C=32, B=3, T=16)
     V, MAXT, L, H, C, B, T = args.V, args.maxT, args.L, args.H, args.C, args.B, args.T
     assert C % H == 0 and 0 < T <= MAXT
     torch.set_num_threads(1)  # the ctest machines are small; this model is tiny

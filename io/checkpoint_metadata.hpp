@@ -1,0 +1,18 @@
+// What rank 0 found in a checkpoint file, as bytes for the other ranks.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+#include "io/checkpoint_scan.hpp"
+
+namespace zeropp::ckpt {
+
+std::string pack_scan(const Scan& s);
+Scan unpack_scan(const std::string& bytes);
+
+// Broadcasts a string from rank 0 (collective).
+void bcast_string(MPI_Comm comm, std::string& s);
+
+}  // namespace zeropp::ckpt

@@ -1,0 +1,171 @@
+// read_checkpoint (io/checkpoint.hpp).
+#include <hdf5.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+
+#include "io/checkpoint.hpp"
+#include "io/checkpoint_checksum.hpp"
+#include "io/checkpoint_metadata.hpp"
+#include "io/checkpoint_scan.hpp"
+#include "io/checkpoint_shards.hpp"
+#include "io/h5_util.hpp"
+#include "io/phase_timer.hpp"
+#include "src/base/errors.hpp"
+
+namespace zeropp {
+using namespace ckpt;
+using namespace h5;
+
+namespace {
+
+// Checksums of parts computed on a helper thread while the caller reads on.
+class ChecksumWorker {
+ public:
+  explicit ChecksumWorker(std::vector<uint64_t>& sums) : sums_(sums), thread_([this] { run(); }) {}
+  ~ChecksumWorker() { finish(); }
+  ChecksumWorker(const ChecksumWorker&) = delete;
+  ChecksumWorker& operator=(const ChecksumWorker&) = delete;
+  // sums[index] = checksum of n floats at flat index `first`: `data`, or `owned` when given.
+  void add(size_t index, const float* data, int64_t first, int64_t n, std::vector<float> owned) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      jobs_.push_back({index, data, first, n, std::move(owned)});
+    }
+    cv_.notify_one();
+  }
+  void finish() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_one();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  struct Job {
+    size_t index;
+    const float* data;
+    int64_t first, n;
+    std::vector<float> owned;
+  };
+  void run() {
+    while (true) {
+      Job j;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return !jobs_.empty() || done_; });
+        if (jobs_.empty()) return;
+        j = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      sums_[j.index] = checksum_part(j.owned.empty() ? j.data : j.owned.data(), j.first, j.n);
+    }
+  }
+  std::vector<uint64_t>& sums_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Job> jobs_;
+  bool done_ = false;
+  std::thread thread_;  // last: starts after the members above exist
+};
+
+}  // namespace
+
+CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const ShardGroups& groups) {
+  QuietHdf5 quiet;
+  const int rank = comm_rank(comm), size = comm_size(comm);
+  PhaseTimer timer("checkpoint read", rank);
+  const std::string where = "checkpoint " + path;
+  agree_on_error(comm, check_groups(groups, where));
+  check_same_on_all_ranks(comm, groups, where);
+
+  // 1. Rank 0 checks the file alone (no collective HDF5 call sees a bad file)
+  //    and broadcasts what it found.
+  std::optional<std::string> err;
+  std::string packed;
+  if (rank == 0) {
+    try {
+      packed = pack_scan(scan_file(path, false));
+    } catch (const Error& e) {
+      err = e.what();
+    }
+  }
+  agree_on_error(comm, err);
+  bcast_string(comm, packed);
+  const Scan scan = unpack_scan(packed);
+  timer.mark("scan");
+
+  // 2. Every expected dataset, with its shape, dtype and a checksum attribute.
+  std::unordered_map<std::string, const ScannedDataset*> by_path;
+  for (const ScannedDataset& d : scan.datasets) by_path[d.report.path] = &d;
+  std::vector<uint64_t> stored;
+  for (const auto& [g, shards] : groups)
+    for (const TensorShard& s : shards) {
+      const std::string p = "/" + g + "/" + s.name;
+      const auto found = by_path.find(p);
+      if (found == by_path.end()) throw Error(where + ": dataset " + p + " missing");
+      const ScannedDataset* it = found->second;
+      if (it->report.shape != s.shape)
+        throw Error(where + ": dataset " + p + ": expected shape " + shape_str(s.shape) + ", found " +
+                    shape_str(it->report.shape));
+      if (!it->report.problem.empty()) throw Error(where + ": dataset " + p + ": " + it->report.problem);
+      stored.push_back(it->report.stored_checksum);
+    }
+  const std::vector<bool> tiles = ranges_tile(comm, groups);
+
+  // 3. Collective reads of every rank's ranges; checksums over the data read
+  //    where the ranges tile the tensor, else over an even partition read again.
+  H5Id fapl = parallel_fapl(comm);
+  H5Id file(ZCHECK_H5(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get())), H5Fclose);
+  H5Id dxpl = transfer_plist();
+  std::vector<uint64_t> sums(stored.size(), 0);
+  ChecksumWorker summer(sums);
+  size_t k = 0;
+  for (const auto& [g, shards] : groups)
+    for (const TensorShard& s : shards) {
+      const std::string p = "/" + g + "/" + s.name;
+      H5Id d(ZCHECK_H5(H5Dopen2(file.get(), p.c_str(), H5P_DEFAULT)), H5Dclose);
+      H5Id fspace(ZCHECK_H5(H5Dget_space(d.get())), H5Sclose);
+      const int64_t numel = numel_of(s.shape);
+      auto read_range = [&](int64_t b, int64_t e, float* dst) {
+        if (numel == 0) return;
+        select_flat_range(fspace.get(), s.shape, b, e);
+        H5Id mspace = memory_space(e - b);
+        static float dummy;
+        ZCHECK_H5(
+            H5Dread(d.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), dxpl.get(), e > b ? dst : &dummy));
+      };
+      read_range(s.begin, s.end, s.data);
+      if (tiles[k]) {
+        summer.add(k, s.data, s.begin, s.end - s.begin, {});
+      } else {
+        const int64_t b = numel * rank / size, e = numel * (rank + 1) / size;
+        std::vector<float> part(static_cast<size_t>(e - b));
+        read_range(b, e, part.data());
+        summer.add(k, nullptr, b, e - b, std::move(part));
+      }
+      ++k;
+    }
+  file.close_checked("H5Fclose(checkpoint)", __FILE__, __LINE__);
+  timer.mark("datasets");
+  summer.finish();
+  timer.mark("checksums");
+  ZCHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, sums.data(), int(sums.size()), MPI_UINT64_T, MPI_SUM, comm));
+  k = 0;
+  for (const auto& [g, shards] : groups)
+    for (const TensorShard& s : shards) {
+      if (sums[k] != stored[k])
+        throw Error(where + ": dataset /" + g + "/" + s.name + ": checksum mismatch (stored " +
+                    hex64(stored[k]) + ", computed " + hex64(sums[k]) + "): the file is corrupted");
+      ++k;
+    }
+  return scan.meta;
+}
+
+}  // namespace zeropp
