@@ -86,6 +86,7 @@ std::vector<Field> fields(Config& c) {
       B("zero.quantized_gradients", c.zero.quantized_gradients),
       I("zero.gradient_block", c.zero.gradient_block),
       I("zero.intra_node_gradient_bits", c.zero.intra_node_gradient_bits),
+      I("zero.inter_node_gradient_bits", c.zero.inter_node_gradient_bits),
       B("zero.gradient_error_feedback", c.zero.gradient_error_feedback),
       F("zero.error_feedback_beta", c.zero.error_feedback_beta),
       I("zero.error_feedback_reset", c.zero.error_feedback_reset),
@@ -341,6 +342,8 @@ void validate(const Config& c) {
        "must be a power of two >= 2 (int4 packs two values per byte; blocks tile every slice)");
   need(z.intra_node_gradient_bits == 4 || z.intra_node_gradient_bits == 8, "zero.intra_node_gradient_bits",
        std::to_string(z.intra_node_gradient_bits), "must be 4 or 8");
+  need(z.inter_node_gradient_bits == 4 || z.inter_node_gradient_bits == 8, "zero.inter_node_gradient_bits",
+       std::to_string(z.inter_node_gradient_bits), "must be 4 or 8");
   need(z.error_feedback_beta >= 0 && z.error_feedback_beta < 1, "zero.error_feedback_beta",
        fmt_double(z.error_feedback_beta), "must be in [0, 1)");
   need(z.error_feedback_reset > 0, "zero.error_feedback_reset", std::to_string(z.error_feedback_reset),

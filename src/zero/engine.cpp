@@ -9,7 +9,7 @@
 #include "src/base/errors.hpp"
 #include "src/zero/optimizer.hpp"
 #include "src/zero/qgz.hpp"
-#include "src/zero/quant.hpp"
+#include "src/zero/quant_scheme.hpp"
 #include "src/zero/shard.hpp"
 #include "src/zero/zero_layout.hpp"
 
@@ -89,7 +89,7 @@ struct Engine::Impl {
 
   int64_t wire_size(int64_t n) const { return bytes_of(wire, n); }
   int64_t quant_chunk(int64_t slice) const {  // qwZ: one rank's [payload | scales], aligned
-    return quant::packed_bytes(slice, z.weight_bits, z.weight_block);
+    return weight_scheme(z).packed_bytes(slice);
   }
   int slot_for(size_t position) const { return int((size_t(slot_of_pos0) + position) % 2); }
 
@@ -111,8 +111,7 @@ struct Engine::Impl {
       s.route = Route::Quantized;
       const int64_t n = us.slice, bytes = quant_chunk(n);
       uint8_t* out = s.send.data();
-      float* scales = reinterpret_cast<float*>(out + quant::packed_scales_offset(n, z.weight_bits));
-      quant::quantize(z.weight_bits, us.master.data(), out, scales, n, z.weight_block);
+      weight_scheme(z).quantize_packed(us.master.data(), out, n);
       s.req = comm.start_allgather(world, out, s.wire.data(), bytes, DType::I8, purpose, us.name);
       return;
     }
@@ -131,12 +130,9 @@ struct Engine::Impl {
     const UnitShard& us = units[size_t(s.unit)];
     if (s.route == Route::Quantized) {
       const int64_t n = us.slice, bytes = quant_chunk(n);
-      for (int r = 0; r < topo.P; ++r) {
-        const uint8_t* chunk = s.wire.data() + r * bytes;
-        const float* scales =
-            reinterpret_cast<const float*>(chunk + quant::packed_scales_offset(n, z.weight_bits));
-        quant::dequantize(z.weight_bits, chunk, scales, s.full.data() + r * n, n, z.weight_block);
-      }
+      const QuantScheme q = weight_scheme(z);
+      for (int r = 0; r < topo.P; ++r)
+        q.dequantize_packed(s.wire.data() + r * bytes, s.full.data() + r * n, n);
       // Rounded to the wire dtype, so that the hpZ secondaries (kept in it)
       // hold exactly these weights: every route then hands the model the same.
       if (wire == DType::BF16) round_to_bf16(s.full.data(), us.padded);
@@ -276,6 +272,7 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, GPT<
     QgzSettings q;
     q.block = z.gradient_block;
     q.intra_bits = z.intra_node_gradient_bits;
+    q.inter_bits = z.inter_node_gradient_bits;
     q.error_feedback = z.gradient_error_feedback;
     q.beta = z.error_feedback_beta;
     I.qgz = std::make_unique<QgzReducer>(topo, comm, q, padded);

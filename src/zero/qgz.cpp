@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "src/base/errors.hpp"
-#include "src/zero/quant.hpp"
+#include "src/zero/quant_scheme.hpp"
 
 namespace zeropp {
 
@@ -15,15 +15,14 @@ void update_error(float* e, const float* x, const float* deq, int64_t n, float b
 }
 }  // namespace
 
-int64_t QgzReducer::intra_bytes(int64_t padded, int X, int bits, int64_t block) {
+int64_t QgzReducer::intra_bytes(int64_t padded, int X, const QuantScheme& intra) {
   const int64_t chunk = padded / X;  // Y·s
-  return X == 1 ? 0 : (X - 1) * (quant::payload_bytes(chunk, bits) + 4 * chunk / block);
+  return X == 1 ? 0 : (X - 1) * intra.wire_bytes(chunk);
 }
 
-int64_t QgzReducer::inter_bytes(int64_t padded, int P, int X, int64_t block) {
+int64_t QgzReducer::inter_bytes(int64_t padded, int P, int X, const QuantScheme& inter) {
   const int Y = P / X;
-  const int64_t s = padded / P;
-  return (Y - 1) * (quant::payload_bytes(s, 4) + 4 * s / block);
+  return (Y - 1) * inter.wire_bytes(padded / P);
 }
 
 QgzReducer::QgzReducer(const Topology& topo, Communicator& comm, const QgzSettings& s,
@@ -31,6 +30,8 @@ QgzReducer::QgzReducer(const Topology& topo, Communicator& comm, const QgzSettin
     : topo_(topo),
       comm_(comm),
       s_(s),
+      intra_{s.intra_bits, s.block, ScaleDType::F32},
+      inter_{s.inter_bits, s.block, ScaleDType::F32},
       node_(Group::node(topo)),
       cross_(Group::cross(topo)),
       padded_(unit_padded) {
@@ -46,11 +47,11 @@ QgzReducer::QgzReducer(const Topology& topo, Communicator& comm, const QgzSettin
   reordered_.resize(size_t(max_padded));
   sum_.resize(size_t(chunk));
   deq_.resize(size_t(max_padded));
-  q1_.resize(size_t(quant::payload_bytes(max_padded, 8)));
+  q1_.resize(size_t(intra_.payload_bytes(max_padded)));
   q1_recv_.resize(q1_.size());
   sc1_.resize(size_t(max_padded / s.block));
   sc1_recv_.resize(sc1_.size());
-  q2_.resize(size_t(quant::payload_bytes(chunk, 4)));
+  q2_.resize(size_t(inter_.payload_bytes(chunk)));
   q2_recv_.resize(q2_.size());
   sc2_.resize(size_t(chunk / s.block));
   sc2_recv_.resize(sc2_.size());
@@ -89,48 +90,47 @@ void QgzReducer::reduce(int unit, const float* grad, float* out, const std::stri
   for (int x = 0; x < X; ++x)
     for (int y = 0; y < Y; ++y)
       std::memcpy(R + x * chunk + y * s, grad + (int64_t(y) * X + x) * s, size_t(s) * sizeof(float));
-  const auto with_feedback = [&](float* x, std::vector<float>& e, int bits, uint8_t* q, float* sc,
-                                 int64_t m) {
+  const auto with_feedback = [&](float* x, std::vector<float>& e, const QuantScheme& q_s, uint8_t* q,
+                                 float* sc, int64_t m) {
     for (int64_t i = 0; i < m; ++i) x[i] += e[size_t(i)];
-    quant::quantize(bits, x, q, sc, m, B);
-    quant::dequantize(bits, q, sc, deq_.data(), m, B);
+    q_s.quantize(x, q, sc, m);
+    q_s.dequantize(q, sc, deq_.data(), m);
     update_error(e.data(), x, deq_.data(), m, beta);
   };
-  // The hop-2 input: this rank's Y pieces, quantized to int4 in q2_/sc2_.
+  // The hop-2 input: this rank's Y pieces, quantized in the inter-node scheme in q2_/sc2_.
   if (X == 1) {
     if (s_.error_feedback)
-      with_feedback(R, e1_[size_t(unit)], 4, q2_.data(), sc2_.data(), n);
+      with_feedback(R, e1_[size_t(unit)], inter_, q2_.data(), sc2_.data(), n);
     else
-      quant::quantize(4, R, q2_.data(), sc2_.data(), n, B);
+      inter_.quantize(R, q2_.data(), sc2_.data(), n);
   } else {
-    const int bits = s_.intra_bits;
     if (s_.error_feedback)
-      with_feedback(R, e1_[size_t(unit)], bits, q1_.data(), sc1_.data(), n);
+      with_feedback(R, e1_[size_t(unit)], intra_, q1_.data(), sc1_.data(), n);
     else
-      quant::quantize(bits, R, q1_.data(), sc1_.data(), n, B);
+      intra_.quantize(R, q1_.data(), sc1_.data(), n);
     // 2. intra-node all-to-all: chunk x to local rank x.
-    comm_.alltoall(node_, q1_.data(), q1_recv_.data(), quant::payload_bytes(chunk, bits), DType::I8,
+    comm_.alltoall(node_, q1_.data(), q1_recv_.data(), intra_.payload_bytes(chunk), DType::I8,
                    Purpose::GradReduce, label);
     comm_.alltoall(node_, sc1_.data(), sc1_recv_.data(), chunk / B, DType::F32, Purpose::GradReduce, label);
     if (Y == 1) {  // one node: the sum is final
-      quant::dequant_sum(bits, q1_recv_.data(), sc1_recv_.data(), X, out, chunk, B);
+      intra_.dequantize_sum(q1_recv_.data(), sc1_recv_.data(), X, out, chunk);
       return;
     }
-    // 3. dequantize the X chunks, sum in fp32, requantize to int4.
+    // 3. dequantize the X chunks, sum in fp32, requantize in the inter-node scheme.
     if (s_.error_feedback) {
-      quant::dequant_sum(bits, q1_recv_.data(), sc1_recv_.data(), X, sum_.data(), chunk, B);
-      with_feedback(sum_.data(), e2_[size_t(unit)], 4, q2_.data(), sc2_.data(), chunk);
+      intra_.dequantize_sum(q1_recv_.data(), sc1_recv_.data(), X, sum_.data(), chunk);
+      with_feedback(sum_.data(), e2_[size_t(unit)], inter_, q2_.data(), sc2_.data(), chunk);
     } else {
-      quant::dequant_sum_requant4(bits, q1_recv_.data(), sc1_recv_.data(), X, q2_.data(), sc2_.data(), chunk,
-                                  B);
+      intra_.dequant_sum_requant(q1_recv_.data(), sc1_recv_.data(), X, inter_, q2_.data(), sc2_.data(),
+                                 chunk);
     }
   }
   // 4. cross-node all-to-all: piece y to node y (the owner y·X + x).
-  comm_.alltoall(cross_, q2_.data(), q2_recv_.data(), quant::payload_bytes(s, 4), DType::I8,
-                 Purpose::GradReduce, label);
+  comm_.alltoall(cross_, q2_.data(), q2_recv_.data(), inter_.payload_bytes(s), DType::I8, Purpose::GradReduce,
+                 label);
   comm_.alltoall(cross_, sc2_.data(), sc2_recv_.data(), s / B, DType::F32, Purpose::GradReduce, label);
   // 5. dequantize the Y pieces and sum in fp32.
-  quant::dequant_sum(4, q2_recv_.data(), sc2_recv_.data(), Y, out, s, B);
+  inter_.dequantize_sum(q2_recv_.data(), sc2_recv_.data(), Y, out, s);
 }
 
 }  // namespace zeropp
