@@ -24,8 +24,14 @@
 namespace zeropp::quant_ref {
 
 // Bytes of n values at `bits` (8: one per value; 4: two per byte): the one
-// definition of a quantized payload's size (QuantScheme and the kernels' checks).
-constexpr int64_t payload_bytes(int bits, int64_t n) { return bits == 8 ? n : n / 2; }
+// definition of a quantized payload's size (QuantScheme, the kernels' checks
+// and the CUDA kernels' offsets, hence callable from device code under nvcc).
+#if defined(__CUDACC__)
+#define ZEROPP_QUANT_HD __host__ __device__
+#else
+#define ZEROPP_QUANT_HD
+#endif
+ZEROPP_QUANT_HD constexpr int64_t payload_bytes(int bits, int64_t n) { return bits == 8 ? n : n / 2; }
 
 template <int Bits>
 struct Format;

@@ -30,6 +30,7 @@
 
 #include "src/comm/communicator.hpp"
 #include "src/comm/topology.hpp"
+#include "src/zero/buffer.hpp"
 #include "src/zero/quant_scheme.hpp"
 
 namespace zeropp {
@@ -48,7 +49,8 @@ class QgzReducer {
   QgzReducer(const Topology& topo, Communicator& comm, const QgzSettings& s,
              const std::vector<int64_t>& unit_padded);
 
-  // out[s] = sum over ranks of this rank's slice of `grad` (not yet / P).
+  // out[s] = sum over ranks of this rank's slice of `grad` (not yet / P);
+  // grad and out are in the backend's memory space.
   void reduce(int unit, const float* grad, float* out, const std::string& label);
 
   // Zero the error-feedback buffers (every error_feedback_reset steps).
@@ -56,8 +58,8 @@ class QgzReducer {
   int64_t memory_bytes() const;
   // The error-feedback buffers of unit u: hop 1 (padded elements, in chunk
   // order) and hop 2 (padded/X elements); empty without error feedback.
-  std::vector<float>& hop1_error(int unit) { return e1_[size_t(unit)]; }
-  std::vector<float>& hop2_error(int unit) { return e2_[size_t(unit)]; }
+  Buffer<float>& hop1_error(int unit) { return e1_[size_t(unit)]; }
+  Buffer<float>& hop2_error(int unit) { return e2_[size_t(unit)]; }
   bool has_error_feedback() const { return !e1_.empty(); }
 
   // Closed forms of the header, for tests and docs.
@@ -71,11 +73,11 @@ class QgzReducer {
   QuantScheme intra_, inter_;  // hop 1, hop 2
   Group node_, cross_;
   std::vector<int64_t> padded_;
-  std::vector<std::vector<float>> e1_, e2_;  // error feedback: hop 1 (reordered G), hop 2 (Y·s)
+  std::vector<Buffer<float>> e1_, e2_;  // error feedback: hop 1 (reordered G), hop 2 (Y·s)
   // staging, sized for the largest unit
-  std::vector<float> reordered_, sum_, deq_;
-  std::vector<uint8_t> q1_, q1_recv_, q2_, q2_recv_;
-  std::vector<float> sc1_, sc1_recv_, sc2_, sc2_recv_;
+  Buffer<float> reordered_, sum_, deq_;
+  Buffer<uint8_t> q1_, q1_recv_, q2_, q2_recv_;
+  Buffer<float> sc1_, sc1_recv_, sc2_, sc2_recv_;
 };
 
 }  // namespace zeropp

@@ -125,8 +125,10 @@ TEST_CASE(
                 dirty_padding += out[size_t(i - r * sl)] != 0.0f;
               CHECK(dirty_padding == 0);
               if (ef && P > 1) {
-                CHECK(mismatches(reducer.hop1_error(u), model[size_t(u)].e1[size_t(r)], "hop-1 error") == 0);
-                CHECK(mismatches(reducer.hop2_error(u), model[size_t(u)].e2[size_t(r)], "hop-2 error") == 0);
+                CHECK(mismatches(to_host(reducer.hop1_error(u)), model[size_t(u)].e1[size_t(r)],
+                                 "hop-1 error") == 0);
+                CHECK(mismatches(to_host(reducer.hop2_error(u)), model[size_t(u)].e2[size_t(r)],
+                                 "hop-2 error") == 0);
               }
             }
         }
