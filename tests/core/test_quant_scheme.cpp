@@ -1,12 +1,12 @@
 // QuantScheme: its sizes (pure functions; qwZ's packed chunk keeps its scales
 // aligned) and its dispatch onto the kernels, bit for bit against the plain
-// references of kernels/quant_ref.hpp.
+// references of kernels/quant_ref.hpp (through core/qgz_model.hpp's round_trip).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
-#include "kernels/quant_ref.hpp"
+#include "core/qgz_model.hpp"
 #include "src/zero/quant_scheme.hpp"
 
 using namespace zeropp;
@@ -20,22 +20,6 @@ std::vector<float> values(int64_t n, int seed) {
   std::vector<float> x(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) x[size_t(i)] = std::sin(float(i * 7 + seed)) * float(1 + (i + seed) % 5);
   return x;
-}
-
-// Reference quantize + dequantize of x at `bits`.
-std::vector<float> reference_round_trip(int bits, const std::vector<float>& x, int64_t block) {
-  const int64_t n = int64_t(x.size());
-  std::vector<uint8_t> q(static_cast<size_t>(n));
-  std::vector<float> sc(static_cast<size_t>(n / block)), out(static_cast<size_t>(n));
-  if (bits == 8) {
-    auto* q8 = reinterpret_cast<int8_t*>(q.data());
-    quant_ref::quantize<8>(x.data(), q8, sc.data(), n, block);
-    quant_ref::dequantize<8, false>(q8, sc.data(), out.data(), n, block);
-  } else {
-    quant_ref::quantize<4>(x.data(), q.data(), sc.data(), n, block);
-    quant_ref::dequantize<4, false>(q.data(), sc.data(), out.data(), n, block);
-  }
-  return out;
 }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
@@ -91,7 +75,7 @@ TEST_CASE("QuantScheme quantizes, dequantizes and sums as the references do", "[
         out_packed(static_cast<size_t>(n));
     q.quantize(x.data(), payload.data(), sc.data(), n);
     q.dequantize(payload.data(), sc.data(), out.data(), n);
-    CHECK(same_bits(out, reference_round_trip(bits, x, block)));
+    CHECK(same_bits(out, test::round_trip(bits, x, block)));
     q.quantize_packed(x.data(), packed.data(), n);
     q.dequantize_packed(packed.data(), out_packed.data(), n);
     CHECK(same_bits(out_packed, out));
@@ -101,7 +85,7 @@ TEST_CASE("QuantScheme quantizes, dequantizes and sums as the references do", "[
     for (int j = 0; j < k; ++j) {
       const std::vector<float> xj = values(n, 10 * j + bits);
       q.quantize(xj.data(), qk.data() + j * q.payload_bytes(n), sck.data() + j * (n / block), n);
-      const std::vector<float> dj = reference_round_trip(bits, xj, block);
+      const std::vector<float> dj = test::round_trip(bits, xj, block);
       for (int64_t i = 0; i < n; ++i)
         want[size_t(i)] = j == 0 ? dj[size_t(i)] : want[size_t(i)] + dj[size_t(i)];
     }
@@ -115,7 +99,7 @@ TEST_CASE("QuantScheme quantizes, dequantizes and sums as the references do", "[
       std::vector<float> sc_out(static_cast<size_t>(n / block)), got(static_cast<size_t>(n));
       q.dequant_sum_requant(qk.data(), sck.data(), k, to, q_out.data(), sc_out.data(), n);
       to.dequantize(q_out.data(), sc_out.data(), got.data(), n);
-      CHECK(same_bits(got, reference_round_trip(to_bits, want, block)));
+      CHECK(same_bits(got, test::round_trip(to_bits, want, block)));
     }
   }
 }
