@@ -1,6 +1,8 @@
 #include "kernels/gemm.hpp"
 
 #include <cblas.h>
+
+#include "kernels/device_memory.hpp"
 #ifdef ZEROPP_BLAS_BLIS
 #include <blis.h>
 #endif
@@ -24,6 +26,7 @@ template <class T>
 void gemm(Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb, T beta,
           T* C, int ldc) {
   if (M == 0 || N == 0) return;
+  const DeviceAccess access;  // BLAS is a kernel too, outside Kokkos' callbacks
   blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 

@@ -126,6 +126,11 @@ void dequant_sum_requant_int8_to_int4(CVec<int8_t> q_in, CVec<float> scales_in, 
   dequant_sum_requant<8, 4>("dequant_sum_requant_int8_to_int4", q_in, scales_in, k, q_out, scales_out, n,
                             block);
 }
+void dequant_sum_requant_int4_to_int8(CVec<uint8_t> q_in, CVec<float> scales_in, int k, Vec<int8_t> q_out,
+                                      Vec<float> scales_out, int64_t n, int64_t block) {
+  dequant_sum_requant<4, 8>("dequant_sum_requant_int4_to_int8", q_in, scales_in, k, q_out, scales_out, n,
+                            block);
+}
 void dequant_sum_int4(CVec<uint8_t> q_in, CVec<float> scales_in, int k, Vec<float> out, int64_t n,
                       int64_t block) {
   dequant_sum<4>("dequant_sum_int4", q_in, scales_in, k, out, n, block);

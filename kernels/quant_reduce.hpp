@@ -20,6 +20,7 @@
 //   _int8:         int8 in, int8 out.
 //   _int8_to_int4: int8 in, int4 out (intra_node_gradient_bits = 8: int8
 //                  inside the node, int4 across nodes, as SDP4Bit).
+//   _int4_to_int8: int4 in, int8 out (zero.inter_node_gradient_bits = 8).
 //
 // dequant_sum_*: the final hop. out (n floats) is overwritten with the same
 // fp32 sum; the caller divides by P.
@@ -34,6 +35,8 @@ void dequant_sum_requant_int4(CVec<uint8_t> q_in, CVec<float> scales_in, int k, 
 void dequant_sum_requant_int8(CVec<int8_t> q_in, CVec<float> scales_in, int k, Vec<int8_t> q_out,
                               Vec<float> scales_out, int64_t n, int64_t block);
 void dequant_sum_requant_int8_to_int4(CVec<int8_t> q_in, CVec<float> scales_in, int k, Vec<uint8_t> q_out,
+                                      Vec<float> scales_out, int64_t n, int64_t block);
+void dequant_sum_requant_int4_to_int8(CVec<uint8_t> q_in, CVec<float> scales_in, int k, Vec<int8_t> q_out,
                                       Vec<float> scales_out, int64_t n, int64_t block);
 
 void dequant_sum_int4(CVec<uint8_t> q_in, CVec<float> scales_in, int k, Vec<float> out, int64_t n,

@@ -23,19 +23,29 @@
 
 namespace zeropp::quant_ref {
 
+// Bytes of n values at `bits` (8: one per value; 4: two per byte): the one
+// definition of a quantized payload's size (QuantScheme, the kernels' checks
+// and the CUDA kernels' offsets, hence callable from device code under nvcc).
+#if defined(__CUDACC__)
+#define ZEROPP_QUANT_HD __host__ __device__
+#else
+#define ZEROPP_QUANT_HD
+#endif
+ZEROPP_QUANT_HD constexpr int64_t payload_bytes(int bits, int64_t n) { return bits == 8 ? n : n / 2; }
+
 template <int Bits>
 struct Format;
 template <>
 struct Format<8> {
   using Storage = int8_t;
   static constexpr int kQmax = 127;
-  static constexpr int64_t bytes(int64_t n) { return n; }
+  static constexpr int64_t bytes(int64_t n) { return payload_bytes(8, n); }
 };
 template <>
 struct Format<4> {
   using Storage = uint8_t;
   static constexpr int kQmax = 7;
-  static constexpr int64_t bytes(int64_t n) { return n / 2; }
+  static constexpr int64_t bytes(int64_t n) { return payload_bytes(4, n); }
 };
 
 // The shape rules of check_quant_args (kernels/quantize.hpp) without the view

@@ -16,7 +16,7 @@ void check_quant_args(const char* who, int bits, int64_t n, int64_t block, int64
     throw std::invalid_argument(std::string(who) + ": " + why + " (n = " + std::to_string(n) +
                                 ", block = " + std::to_string(block) + ")");
   };
-  const int64_t bytes = bits == 8 ? n : n / 2;
+  const int64_t bytes = quant_ref::payload_bytes(bits, n);
   if (x_size < n) fail("the fp32 view holds " + std::to_string(x_size) + " elements, fewer than n");
   if (q_size < bytes)
     fail("the quantized view holds " + std::to_string(q_size) + " bytes, needs " + std::to_string(bytes));

@@ -81,7 +81,7 @@ void dequantize_int4_add_reference(CVec<uint8_t> q, CVec<float> scales, Vec<floa
                                    int64_t block);
 
 // Per-block building blocks, shared with kernels/quant_reduce (not for the engine;
-// src/zero/quant.hpp is the engine's zeropp::quant facade over the functions above).
+// src/zero/quant_scheme.hpp is the engine's QuantScheme facade over the functions above).
 namespace quant_detail {
 
 KOKKOS_INLINE_FUNCTION uint32_t float_bits(float f) {

@@ -32,13 +32,13 @@ template <>
 struct Fmt<8> {
   using S = int8_t;
   static constexpr int kQmax = 127;
-  __host__ __device__ static constexpr int64_t bytes(int64_t n) { return n; }
+  __host__ __device__ static constexpr int64_t bytes(int64_t n) { return quant_ref::payload_bytes(8, n); }
 };
 template <>
 struct Fmt<4> {
   using S = uint8_t;
   static constexpr int kQmax = 7;
-  __host__ __device__ static constexpr int64_t bytes(int64_t n) { return n / 2; }
+  __host__ __device__ static constexpr int64_t bytes(int64_t n) { return quant_ref::payload_bytes(4, n); }
 };
 template <int Bits>
 using S = typename Fmt<Bits>::S;

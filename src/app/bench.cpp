@@ -13,7 +13,7 @@
 #include "src/app/train.hpp"
 #include "src/base/errors.hpp"
 #include "src/zero/optimizer.hpp"
-#include "src/zero/quant.hpp"
+#include "src/zero/quant_scheme.hpp"
 
 namespace zeropp {
 
@@ -84,10 +84,11 @@ struct QuantError {
     const int64_t padded = (n + block - 1) / block * block;
     std::vector<float> in(static_cast<size_t>(padded), 0.0f), out(static_cast<size_t>(padded));
     std::copy(x, x + n, in.begin());
-    std::vector<uint8_t> q(static_cast<size_t>(quant::payload_bytes(padded, bits)));
+    const QuantScheme qs{bits, block, ScaleDType::F32};
+    std::vector<uint8_t> q(static_cast<size_t>(qs.payload_bytes(padded)));
     std::vector<float> scales(static_cast<size_t>(padded / block));
-    quant::quantize(bits, in.data(), q.data(), scales.data(), padded, block);
-    quant::dequantize(bits, q.data(), scales.data(), out.data(), padded, block);
+    qs.quantize(in.data(), q.data(), scales.data(), padded);
+    qs.dequantize(q.data(), scales.data(), out.data(), padded);
     for (int64_t i = 0; i < n; ++i) {
       const double e = double(out[size_t(i)]) - double(x[i]);
       err2 += e * e;

@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "src/models/param_layout.hpp"
-#include "src/zero/quant.hpp"
 #include "src/zero/shard.hpp"
 #include "src/zero/zero_layout.hpp"
 
@@ -48,7 +47,7 @@ MemoryEstimate estimate_memory(const Config& cfg, int P, int X) {
   int64_t send = wire_bytes == 4 ? 0 : wire_bytes * max_slice;
   int64_t wire = wire_bytes == 4 ? 0 : wire_bytes * max_padded;
   if (z.quantized_weights) {
-    const int64_t chunk = quant::packed_bytes(max_slice, z.weight_bits, z.weight_block);
+    const int64_t chunk = weight_scheme(z).packed_bytes(max_slice);
     send = std::max(send, chunk);
     wire = std::max(wire, chunk * P);
   }
@@ -57,7 +56,8 @@ MemoryEstimate estimate_memory(const Config& cfg, int P, int X) {
   if (z.quantized_gradients) {  // QgzReducer's staging, sized for the largest unit
     const int64_t chunk = max_padded / X, block = z.gradient_block;
     r.qgz = 4 * (2 * max_padded + chunk + 2 * (max_padded / block) + 2 * (chunk / block)) +
-            2 * (quant::payload_bytes(max_padded, 8) + quant::payload_bytes(chunk, 4));
+            2 * (intra_gradient_scheme(z).payload_bytes(max_padded) +
+                 inter_gradient_scheme(z).payload_bytes(chunk));
     if (z.gradient_error_feedback)
       for (int64_t n : padded) r.qgz += 4 * (n + n / X);
   }

@@ -56,8 +56,9 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
     zero += ", qwZ int" + std::to_string(z.weight_bits) + " block " + std::to_string(z.weight_block);
   if (engine.hpz_size() > 1) zero += ", hpZ groups of " + std::to_string(engine.hpz_size());
   if (z.quantized_gradients)
-    zero += ", qgZ int" + std::to_string(z.intra_node_gradient_bits) + "/int4 block " +
-            std::to_string(z.gradient_block) + (z.gradient_error_feedback ? " + error feedback" : "");
+    zero += ", qgZ int" + std::to_string(z.intra_node_gradient_bits) + "/int" +
+            std::to_string(z.inter_node_gradient_bits) + " block " + std::to_string(z.gradient_block) +
+            (z.gradient_error_feedback ? " + error feedback" : "");
   rows.emplace_back("engine", zero);
   rows.emplace_back("memory per rank", memory_summary(memory));
   rows.emplace_back("BLAS", gemm_backend_name());

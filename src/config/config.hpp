@@ -71,6 +71,7 @@ struct ZeroConfig {
   bool quantized_gradients = false;      // qgZ: two-hop all-to-all int4 reduce-scatter
   int gradient_block = 128;              // elements per fp32 scale (a power of two)
   int intra_node_gradient_bits = 4;      // 4, or 8 inside the node (SDP4Bit)
+  int inter_node_gradient_bits = 4;      // 4, or 8 across nodes (qgZ's second hop)
   bool gradient_error_feedback = false;  // LoCo-style error compensation per hop
   double error_feedback_beta = 0.8;
   int error_feedback_reset = 1024;  // zero the error buffers every N steps

@@ -150,7 +150,9 @@ std::vector<Key> build_table() {
            "qgZ: two-hop all-to-all int4 gradient reduce-scatter");
   zero.add("gradient_block", &ZeroConfig::gradient_block, "qgZ elements per fp32 scale", {power_of_two()});
   zero.add("intra_node_gradient_bits", &ZeroConfig::intra_node_gradient_bits,
-           "8: int8 inside the node, int4 across (SDP4Bit)", {one_of({4, 8})});
+           "qgZ's first hop (inside the node): 4, or 8 (SDP4Bit)", {one_of({4, 8})});
+  zero.add("inter_node_gradient_bits", &ZeroConfig::inter_node_gradient_bits,
+           "qgZ's second hop (across nodes; with one rank per node its only hop): 4 or 8", {one_of({4, 8})});
   zero.add("gradient_error_feedback", &ZeroConfig::gradient_error_feedback,
            "qgZ's per-hop error compensation (LoCo; needs quantized_gradients)");
   zero.add("error_feedback_beta", &ZeroConfig::error_feedback_beta, "decay of the error feedback",

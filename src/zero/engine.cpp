@@ -4,12 +4,14 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/accumulate.hpp"
+#include "kernels/convert.hpp"
 #include "kernels/sum_squares.hpp"
-#include "src/base/bf16.hpp"
 #include "src/base/errors.hpp"
+#include "src/zero/buffer.hpp"
 #include "src/zero/optimizer.hpp"
 #include "src/zero/qgz.hpp"
-#include "src/zero/quant.hpp"
+#include "src/zero/quant_scheme.hpp"
 #include "src/zero/shard.hpp"
 #include "src/zero/zero_layout.hpp"
 
@@ -22,10 +24,10 @@ struct UnitShard {
   std::string name;
   int64_t numel = 0, padded = 0, slice = 0;
   Span mine;  // [r·slice, (r+1)·slice) in padded coordinates
-  Buf<float> master, grad, m, v;
+  Buffer<float> master, grad, m, v;
   std::vector<DecaySegment> segments;
   // hpZ: this rank's part of the group's copy, in the comm dtype
-  std::vector<uint8_t> secondary;
+  Buffer<uint8_t> secondary;
   bool secondary_valid = false;
 };
 
@@ -34,8 +36,8 @@ enum class Route { World, Quantized, Group };
 
 // A full-unit buffer: what arrives on the wire and its fp32 copy.
 struct Slot {
-  std::vector<uint8_t> send, wire;
-  Buf<float> full;
+  Buffer<uint8_t> send, wire;
+  Buffer<float> full;
   Request req;
   Route route = Route::World;
   int unit = -1;
@@ -74,10 +76,10 @@ struct Engine::Impl {
   // embeddings end the forward and start the backward): no second gather
   int resident_unit = -1, resident_slot = -1;
   // full-size gradient buffers: the embeddings' lives through the backward
-  Buf<float> grad_emb, grad_cur;
+  Buffer<float> grad_emb, grad_cur;
   std::vector<bool> grad_live;
-  std::vector<float> reduced;  // this rank's slice of a reduced gradient
-  Buf<int32_t> inputs, targets;
+  Buffer<float> reduced;  // this rank's slice of a reduced gradient
+  Buffer<int32_t> inputs, targets;
   WeightWatcher watch;  // tests: sees every unit's weights as handed to the model
 
   Impl(const Topology& t, Communicator& c, const ZeroConfig& zc)
@@ -89,7 +91,11 @@ struct Engine::Impl {
 
   int64_t wire_size(int64_t n) const { return bytes_of(wire, n); }
   int64_t quant_chunk(int64_t slice) const {  // qwZ: one rank's [payload | scales], aligned
-    return quant::packed_bytes(slice, z.weight_bits, z.weight_block);
+    return weight_scheme(z).packed_bytes(slice);
+  }
+  // A byte buffer that holds bf16 values, as a kernel argument.
+  static Vec<uint16_t> bf16_view(const Buffer<uint8_t>& b) {
+    return Vec<uint16_t>(reinterpret_cast<uint16_t*>(b.data()), b.size() / 2);
   }
   int slot_for(size_t position) const { return int((size_t(slot_of_pos0) + position) % 2); }
 
@@ -103,27 +109,31 @@ struct Engine::Impl {
     if (hpz && us.secondary_valid) {  // inside the hpZ group, from the secondaries
       s.route = Route::Group;
       void* recv = wire == DType::F32 ? static_cast<void*>(s.full.data()) : s.wire.data();
-      s.req =
-          comm.start_allgather(*hpz, us.secondary.data(), recv, us.padded / alpha, wire, purpose, us.name);
+      s.req = with_device_access([&] {
+        return comm.start_allgather(*hpz, us.secondary.data(), recv, us.padded / alpha, wire, purpose,
+                                    us.name);
+      });
       return;
     }
     if (z.quantized_weights && (pass == Pass::Forward || z.quantized_weights_backward)) {  // qwZ
       s.route = Route::Quantized;
       const int64_t n = us.slice, bytes = quant_chunk(n);
       uint8_t* out = s.send.data();
-      float* scales = reinterpret_cast<float*>(out + quant::packed_scales_offset(n, z.weight_bits));
-      quant::quantize(z.weight_bits, us.master.data(), out, scales, n, z.weight_block);
-      s.req = comm.start_allgather(world, out, s.wire.data(), bytes, DType::I8, purpose, us.name);
+      weight_scheme(z).quantize_packed(us.master.data(), out, n);
+      s.req = with_device_access([&] {
+        return comm.start_allgather(world, out, s.wire.data(), bytes, DType::I8, purpose, us.name);
+      });
       return;
     }
     s.route = Route::World;
     const void* send = us.master.data();
     if (wire == DType::BF16) {
-      fp32_to_bf16(us.master.data(), reinterpret_cast<uint16_t*>(s.send.data()), us.slice);
+      to_bf16(us.master.view(), bf16_view(s.send), us.slice);
       send = s.send.data();
     }
     void* recv = wire == DType::F32 ? static_cast<void*>(s.full.data()) : s.wire.data();
-    s.req = comm.start_allgather(world, send, recv, us.slice, wire, purpose, us.name);
+    s.req = with_device_access(
+        [&] { return comm.start_allgather(world, send, recv, us.slice, wire, purpose, us.name); });
   }
 
   // Turns what arrived in slot s into fp32 weights in s.full.
@@ -131,17 +141,14 @@ struct Engine::Impl {
     const UnitShard& us = units[size_t(s.unit)];
     if (s.route == Route::Quantized) {
       const int64_t n = us.slice, bytes = quant_chunk(n);
-      for (int r = 0; r < topo.P; ++r) {
-        const uint8_t* chunk = s.wire.data() + r * bytes;
-        const float* scales =
-            reinterpret_cast<const float*>(chunk + quant::packed_scales_offset(n, z.weight_bits));
-        quant::dequantize(z.weight_bits, chunk, scales, s.full.data() + r * n, n, z.weight_block);
-      }
+      const QuantScheme q = weight_scheme(z);
+      for (int r = 0; r < topo.P; ++r)
+        q.dequantize_packed(s.wire.data() + r * bytes, s.full.data() + r * n, n);
       // Rounded to the wire dtype, so that the hpZ secondaries (kept in it)
       // hold exactly these weights: every route then hands the model the same.
-      if (wire == DType::BF16) round_to_bf16(s.full.data(), us.padded);
+      if (wire == DType::BF16) round_to_bf16(s.full.view(), us.padded);
     } else if (wire == DType::BF16) {
-      bf16_to_fp32(reinterpret_cast<const uint16_t*>(s.wire.data()), s.full.data(), us.padded);
+      from_bf16(bf16_view(s.wire), s.full.view(), us.padded);
     }
   }
 
@@ -150,9 +157,9 @@ struct Engine::Impl {
   void fill_secondary(UnitShard& us, const Slot& s) {
     const int64_t n = us.padded / alpha, off = int64_t(topo.rank % alpha) * n;
     if (wire == DType::BF16)
-      fp32_to_bf16(s.full.data() + off, reinterpret_cast<uint16_t*>(us.secondary.data()), n);
+      to_bf16(s.full.view(off, n), bf16_view(us.secondary), n);
     else
-      std::memcpy(us.secondary.data(), s.full.data() + off, size_t(n) * sizeof(float));
+      Kokkos::deep_copy(Vec<float>(reinterpret_cast<float*>(us.secondary.data()), n), s.full.view(off, n));
     us.secondary_valid = true;
   }
 
@@ -179,7 +186,7 @@ struct Engine::Impl {
   // every unit boundary so its hops advance while the model computes.
   void progress() {
     for (Slot& s : slots)
-      if (s.in_flight) comm.test(s.req);
+      if (s.in_flight) with_device_access([&] { return comm.test(s.req); });
   }
 
   CVec<float> acquire(int u) {
@@ -189,13 +196,13 @@ struct Engine::Impl {
     Slot& s = slots[slot_for(pos)];
     UnitShard& us = units[size_t(u)];
     if (s.in_flight) {
-      comm.wait(s.req);
+      with_device_access([&] { comm.wait(s.req); });
       s.in_flight = false;
       decode(s);
       if (hpz && pass == Pass::Forward && !us.secondary_valid) fill_secondary(us, s);
     }
-    if (pos + 1 < schedule.size()) start_gather(pos + 1);  // prefetch into the other slot
-    if (watch) watch(pass, u, s.full.data(), us.numel);
+    if (pos + 1 < schedule.size()) start_gather(pos + 1);                   // prefetch into the other slot
+    if (watch) watch(pass, u, to_host(s.full, us.numel).data(), us.numel);  // tests: a host copy
     return CVec<float>(s.full.data(), us.numel);
   }
 
@@ -209,11 +216,10 @@ struct Engine::Impl {
   }
 
   Vec<float> grad(int u) {
-    Buf<float>& g = u == 0 ? grad_emb : grad_cur;
+    Buffer<float>& g = u == 0 ? grad_emb : grad_cur;
     const int64_t n = units[size_t(u)].padded;
-    Vec<float> v(g.data(), n);
     if (!grad_live[size_t(u)]) {
-      Kokkos::deep_copy(v, 0.0f);
+      Kokkos::deep_copy(g.view(0, n), 0.0f);
       grad_live[size_t(u)] = true;
     }
     return Vec<float>(g.data(), units[size_t(u)].numel);
@@ -222,14 +228,15 @@ struct Engine::Impl {
   void grad_done(int u) {
     progress();
     UnitShard& us = units[size_t(u)];
-    const Buf<float>& g = u == 0 ? grad_emb : grad_cur;
+    const Buffer<float>& g = u == 0 ? grad_emb : grad_cur;
     if (qgz)
       qgz->reduce(u, g.data(), reduced.data(), us.name);
     else
-      comm.reduce_scatter(world, g.data(), reduced.data(), us.slice, wire, Purpose::GradReduce, us.name);
+      with_device_access([&] {
+        comm.reduce_scatter(world, g.data(), reduced.data(), us.slice, wire, Purpose::GradReduce, us.name);
+      });
     const float inv_p = 1.0f / float(topo.P);  // the mean over ranks
-    float* dst = us.grad.data();
-    for (int64_t i = 0; i < us.slice; ++i) dst[i] += reduced[size_t(i)] * inv_p;
+    accumulate_scaled(us.grad.view(), reduced.view(), inv_p, us.slice);
     grad_live[size_t(u)] = false;
   }
 };
@@ -252,9 +259,9 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, GPT<
     s.padded = padded_size(spec.numel, topo.P, I.align);
     s.slice = slice_size(spec.numel, topo.P, I.align);
     s.mine = slice_span(spec.numel, topo.P, topo.rank, I.align);
-    for (Buf<float>* b : {&s.master, &s.grad, &s.m, &s.v}) *b = Buf<float>(spec.name, size_t(s.slice));
+    for (Buffer<float>* b : {&s.master, &s.grad, &s.m, &s.v}) *b = Buffer<float>(spec.name.c_str(), s.slice);
     s.segments = decay_segments(spec, s.mine.begin, s.mine.end);
-    if (I.hpz) s.secondary.resize(size_t(I.wire_size(s.padded / I.alpha)));
+    if (I.hpz) s.secondary = Buffer<uint8_t>("hpZ secondary", I.wire_size(s.padded / I.alpha));
     max_padded = std::max(max_padded, s.padded);
     if (u != 0) max_block = std::max(max_block, s.padded);
     padded.push_back(s.padded);
@@ -262,31 +269,32 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, GPT<
   }
   const int64_t max_slice = max_padded / topo.P;
   for (Slot& s : I.slots) {
-    s.full = Buf<float>("gathered unit", size_t(max_padded));
+    s.full = Buffer<float>("gathered unit", max_padded);
     int64_t send = I.wire == DType::F32 ? 0 : I.wire_size(max_slice);
     int64_t wire = I.wire == DType::F32 ? 0 : I.wire_size(max_padded);
     if (z.quantized_weights) {
       send = std::max(send, I.quant_chunk(max_slice));
       wire = std::max(wire, I.quant_chunk(max_slice) * topo.P);
     }
-    s.send.resize(size_t(send));
-    s.wire.resize(size_t(wire));
+    s.send = Buffer<uint8_t>("gather send", send);
+    s.wire = Buffer<uint8_t>("gather wire", wire);
   }
   if (z.quantized_gradients) {
     QgzSettings q;
     q.block = z.gradient_block;
     q.intra_bits = z.intra_node_gradient_bits;
+    q.inter_bits = z.inter_node_gradient_bits;
     q.error_feedback = z.gradient_error_feedback;
     q.beta = z.error_feedback_beta;
     I.qgz = std::make_unique<QgzReducer>(topo, comm, q, padded);
   }
-  I.grad_emb = Buf<float>("embeddings grad", size_t(I.units[0].padded));
-  I.grad_cur = Buf<float>("unit grad", size_t(max_block));
+  I.grad_emb = Buffer<float>("embeddings grad", I.units[0].padded);
+  I.grad_cur = Buffer<float>("unit grad", max_block);
   I.grad_live.assign(I.units.size(), false);
-  I.reduced.resize(size_t(max_slice));
+  I.reduced = Buffer<float>("reduced grad", max_slice);
   const int64_t bt = int64_t(cfg.train.batch_size) * cfg.train.seq_len;
-  I.inputs = Buf<int32_t>("inputs", size_t(bt));
-  I.targets = Buf<int32_t>("targets", size_t(bt));
+  I.inputs = Buffer<int32_t>("inputs", bt);
+  I.targets = Buffer<int32_t>("targets", bt);
 }
 
 Engine::~Engine() = default;
@@ -298,10 +306,10 @@ int Engine::hpz_size() const { return impl_->alpha; }
 void Engine::init_weights(uint64_t seed) {
   for (size_t u = 0; u < impl_->units.size(); ++u) {
     UnitShard& s = impl_->units[u];
-    GPT<float>::init_unit(model_.layout(), int(u), seed, s.mine.begin, s.mine.end, s.master.data());
-    Kokkos::deep_copy(s.m, 0.0f);
-    Kokkos::deep_copy(s.v, 0.0f);
-    Kokkos::deep_copy(s.grad, 0.0f);
+    std::vector<float> w(static_cast<size_t>(s.slice));  // initialised on the host, then transferred
+    GPT<float>::init_unit(model_.layout(), int(u), seed, s.mine.begin, s.mine.end, w.data());
+    copy_to_device(w.data(), s.master.view());
+    for (Buffer<float>* b : {&s.m, &s.v, &s.grad}) fill(*b, 0.0f);
   }
   impl_->invalidate_secondaries();
 }
@@ -315,11 +323,10 @@ double Engine::forward_batch(const DataLoader& loader, int64_t step, int micro) 
   auto& I = *impl_;
   const int B = cfg_.train.batch_size, T = cfg_.train.seq_len;
   const int64_t bt = int64_t(B) * T;
-  auto in_h = Kokkos::create_mirror_view(I.inputs);
-  auto tg_h = Kokkos::create_mirror_view(I.targets);
+  std::vector<int32_t> in_h(static_cast<size_t>(bt)), tg_h(static_cast<size_t>(bt));
   loader.batch(step, micro, in_h.data(), tg_h.data());
-  Kokkos::deep_copy(I.inputs, in_h);
-  Kokkos::deep_copy(I.targets, tg_h);
+  copy_to_device(in_h.data(), I.inputs.view());
+  copy_to_device(tg_h.data(), I.targets.view());
   I.begin_pass(Pass::Forward, model_.unit_schedule(Pass::Forward));
   return model_.forward(CVec<int32_t>(I.inputs.data(), bt), CVec<int32_t>(I.targets.data(), bt), B, T, *this);
 }
@@ -332,7 +339,7 @@ StepStats Engine::train_step(int64_t step, const DataLoader& loader, double lr) 
   // every step starts from the same state, so that they never change training.
   I.invalidate_secondaries();
   if (I.qgz && step % cfg_.zero.error_feedback_reset == 0) I.qgz->reset_error_feedback();
-  for (auto& s : I.units) Kokkos::deep_copy(s.grad, 0.0f);
+  for (auto& s : I.units) fill(s.grad, 0.0f);
   const int A = cfg_.train.grad_accum;
   const int64_t bt = int64_t(cfg_.train.batch_size) * cfg_.train.seq_len;
   double sums[3] = {0, 0, 0};  // loss, squared gradient norm, cross-node bytes
@@ -352,7 +359,8 @@ StepStats Engine::train_step(int64_t step, const DataLoader& loader, double lr) 
   const double clip = cfg_.optim.grad_clip;
   const float scale = clip > 0 && st.grad_norm > clip ? float(clip / (st.grad_norm + 1e-6)) : 1.0f;
   for (auto& s : I.units)
-    adamw_shard(s.master, s.m, s.v, s.grad, s.segments, s.mine.begin, cfg_.optim, lr, int(step + 1), scale);
+    adamw_shard(s.master.view(), s.m.view(), s.v.view(), s.grad.view(), s.segments, s.mine.begin, cfg_.optim,
+                lr, int(step + 1), scale);
   I.invalidate_secondaries();  // the weights changed
   st.bytes = I.comm.counters();
   return st;
@@ -370,9 +378,7 @@ double Engine::eval_loss(const DataLoader& val, int batches) {
 std::vector<float> Engine::next_token_probs(const std::vector<int32_t>& context) {
   auto& I = *impl_;
   const int Tn = int(context.size()), V = model_.config().vocab_size;
-  auto in_h = Kokkos::create_mirror_view(I.inputs);
-  std::copy(context.begin(), context.end(), in_h.data());
-  Kokkos::deep_copy(I.inputs, in_h);
+  copy_to_device(context.data(), I.inputs.view(0, Tn));
   I.begin_pass(Pass::Forward, model_.unit_schedule(Pass::Forward));
   model_.forward(CVec<int32_t>(I.inputs.data(), Tn), CVec<int32_t>(), 1, Tn, *this);
   I.resident_unit = -1;
@@ -384,9 +390,10 @@ std::vector<float> Engine::next_token_probs(const std::vector<int32_t>& context)
 
 namespace {
 std::vector<float> gather_full(Communicator& comm, Group& world, const UnitShard& s,
-                               const Buf<float>& shard) {
+                               const Buffer<float>& shard) {
   std::vector<float> full(static_cast<size_t>(s.padded));
-  comm.allgather(world, shard.data(), full.data(), s.slice, DType::F32, Purpose::Other, s.name);
+  with_device_access(
+      [&] { comm.allgather(world, shard.data(), full.data(), s.slice, DType::F32, Purpose::Other, s.name); });
   full.resize(size_t(s.numel));
   return full;
 }
@@ -421,7 +428,7 @@ ShardGroups Engine::checkpoint_shards(bool with_error_feedback) {
           t.end = piece.end();
         }
       const int64_t at = t.begin + p.offset - us.mine.begin;  // offset in the shard
-      Buf<float>* bufs[3] = {&us.master, &us.m, &us.v};
+      Buffer<float>* bufs[3] = {&us.master, &us.m, &us.v};
       for (int k = 0; k < 3; ++k) {
         TensorShard s = t;
         s.data = t.end > t.begin ? bufs[k]->data() + at : nullptr;
@@ -434,7 +441,7 @@ ShardGroups Engine::checkpoint_shards(bool with_error_feedback) {
     const int64_t P = I.topo.P, r = I.topo.rank;
     for (size_t u = 0; u < I.units.size(); ++u)
       for (int hop = 1; hop <= 2; ++hop) {
-        std::vector<float>& e = hop == 1 ? I.qgz->hop1_error(int(u)) : I.qgz->hop2_error(int(u));
+        const Buffer<float>& e = hop == 1 ? I.qgz->hop1_error(int(u)) : I.qgz->hop2_error(int(u));
         const int64_t n = int64_t(e.size());
         ef.push_back(
             {"hop" + std::to_string(hop) + "." + I.units[u].name, {P, n}, r * n, (r + 1) * n, e.data()});
@@ -457,25 +464,23 @@ MemoryReport Engine::memory() const {
     r.master += 4 * s.slice;
     r.grad += 4 * s.slice;
     r.adam += 8 * s.slice;
-    r.secondary += int64_t(s.secondary.size());
+    r.secondary += s.secondary.bytes();
   }
-  for (const auto& s : I.slots) r.gather += int64_t(4 * s.full.size() + s.wire.size() + s.send.size());
-  r.grad_full = int64_t(4 * (I.grad_emb.size() + I.grad_cur.size()));
+  for (const auto& s : I.slots) r.gather += s.full.bytes() + s.wire.bytes() + s.send.bytes();
+  r.grad_full = I.grad_emb.bytes() + I.grad_cur.bytes();
   r.qgz = I.qgz ? I.qgz->memory_bytes() : 0;
   return r;
 }
 
-std::vector<float> Engine::grad_shard(int unit) const {
-  const UnitShard& s = impl_->units[size_t(unit)];
-  return std::vector<float>(s.grad.data(), s.grad.data() + s.slice);
-}
+std::vector<float> Engine::grad_shard(int unit) const { return to_host(impl_->units[size_t(unit)].grad); }
 
 std::vector<float> Engine::gathered(int unit, Pass pass) {
   auto& I = *impl_;
   I.resident_unit = -1;  // a real gather, not the forward's leftover
   I.begin_pass(pass, {unit});
   const CVec<float> w = I.acquire(unit);
-  std::vector<float> out(w.data(), w.data() + w.size());
+  std::vector<float> out(w.size());
+  copy_to_host(w, out.data());
   I.release(unit);
   I.resident_unit = -1;
   return out;

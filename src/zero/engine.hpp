@@ -15,7 +15,7 @@
 // ZeRO++ (each independent, ../shared/reference/zeropp-algorithms.md):
 //  - qwZ: the forward and the backward gather each rank's slice quantized
 //    blockwise (int8 or int4, one fp32 scale per block) in one packed buffer
-//    [payload | scales] (16-byte aligned, quant::packed_bytes), dequantized
+//    [payload | scales] (16-byte aligned, QuantScheme::packed_bytes), dequantized
 //    once on arrival and rounded to the communication dtype. The same master
 //    slice always gives the same payload, so the forward and the backward of
 //    a step, and both uses of the tied embeddings, see the same weights on

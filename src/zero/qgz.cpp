@@ -1,29 +1,22 @@
 #include "src/zero/qgz.hpp"
 
 #include <algorithm>
-#include <cstring>
 
+#include "kernels/error_feedback.hpp"
+#include "kernels/qgz_reorder.hpp"
 #include "src/base/errors.hpp"
-#include "src/zero/quant.hpp"
+#include "src/zero/quant_scheme.hpp"
 
 namespace zeropp {
 
-namespace {
-// e <- b·e + (1-b)·(x - deq), with x = g + e already formed by the caller.
-void update_error(float* e, const float* x, const float* deq, int64_t n, float beta) {
-  for (int64_t i = 0; i < n; ++i) e[i] = beta * e[i] + (1.0f - beta) * (x[i] - deq[i]);
-}
-}  // namespace
-
-int64_t QgzReducer::intra_bytes(int64_t padded, int X, int bits, int64_t block) {
+int64_t QgzReducer::intra_bytes(int64_t padded, int X, const QuantScheme& intra) {
   const int64_t chunk = padded / X;  // Y·s
-  return X == 1 ? 0 : (X - 1) * (quant::payload_bytes(chunk, bits) + 4 * chunk / block);
+  return X == 1 ? 0 : (X - 1) * intra.wire_bytes(chunk);
 }
 
-int64_t QgzReducer::inter_bytes(int64_t padded, int P, int X, int64_t block) {
+int64_t QgzReducer::inter_bytes(int64_t padded, int P, int X, const QuantScheme& inter) {
   const int Y = P / X;
-  const int64_t s = padded / P;
-  return (Y - 1) * (quant::payload_bytes(s, 4) + 4 * s / block);
+  return (Y - 1) * inter.wire_bytes(padded / P);
 }
 
 QgzReducer::QgzReducer(const Topology& topo, Communicator& comm, const QgzSettings& s,
@@ -31,6 +24,8 @@ QgzReducer::QgzReducer(const Topology& topo, Communicator& comm, const QgzSettin
     : topo_(topo),
       comm_(comm),
       s_(s),
+      intra_{s.intra_bits, s.block, ScaleDType::F32},
+      inter_{s.inter_bits, s.block, ScaleDType::F32},
       node_(Group::node(topo)),
       cross_(Group::cross(topo)),
       padded_(unit_padded) {
@@ -43,36 +38,36 @@ QgzReducer::QgzReducer(const Topology& topo, Communicator& comm, const QgzSettin
     max_padded = std::max(max_padded, n);
   }
   const int64_t X = topo.X, chunk = max_padded / X;
-  reordered_.resize(size_t(max_padded));
-  sum_.resize(size_t(chunk));
-  deq_.resize(size_t(max_padded));
-  q1_.resize(size_t(quant::payload_bytes(max_padded, 8)));
-  q1_recv_.resize(q1_.size());
-  sc1_.resize(size_t(max_padded / s.block));
-  sc1_recv_.resize(sc1_.size());
-  q2_.resize(size_t(quant::payload_bytes(chunk, 4)));
-  q2_recv_.resize(q2_.size());
-  sc2_.resize(size_t(chunk / s.block));
-  sc2_recv_.resize(sc2_.size());
+  reordered_ = Buffer<float>("qgZ reordered", max_padded);
+  sum_ = Buffer<float>("qgZ sum", chunk);
+  deq_ = Buffer<float>("qgZ dequantized", max_padded);
+  q1_ = Buffer<uint8_t>("qgZ hop 1", intra_.payload_bytes(max_padded));
+  q1_recv_ = Buffer<uint8_t>("qgZ hop 1 recv", q1_.size());
+  sc1_ = Buffer<float>("qgZ hop 1 scales", max_padded / s.block);
+  sc1_recv_ = Buffer<float>("qgZ hop 1 scales recv", sc1_.size());
+  q2_ = Buffer<uint8_t>("qgZ hop 2", inter_.payload_bytes(chunk));
+  q2_recv_ = Buffer<uint8_t>("qgZ hop 2 recv", q2_.size());
+  sc2_ = Buffer<float>("qgZ hop 2 scales", chunk / s.block);
+  sc2_recv_ = Buffer<float>("qgZ hop 2 scales recv", sc2_.size());
   if (s.error_feedback)
     for (int64_t n : padded_) {
-      e1_.emplace_back(size_t(n), 0.0f);
-      e2_.emplace_back(size_t(n / X), 0.0f);
+      e1_.emplace_back("qgZ hop 1 error", n);
+      e2_.emplace_back("qgZ hop 2 error", n / X);
     }
 }
 
 void QgzReducer::reset_error_feedback() {
   for (auto* es : {&e1_, &e2_})
-    for (auto& e : *es) std::fill(e.begin(), e.end(), 0.0f);
+    for (auto& e : *es) fill(e, 0.0f);
 }
 
 int64_t QgzReducer::memory_bytes() const {
   int64_t b = 0;
   for (const auto* es : {&e1_, &e2_})
-    for (const auto& e : *es) b += int64_t(4 * e.size());
-  b += int64_t(4 * (reordered_.size() + sum_.size() + deq_.size() + sc1_.size() + sc1_recv_.size() +
-                    sc2_.size() + sc2_recv_.size()));
-  b += int64_t(q1_.size() + q1_recv_.size() + q2_.size() + q2_recv_.size());
+    for (const auto& e : *es) b += e.bytes();
+  for (const Buffer<float>* f : {&reordered_, &sum_, &deq_, &sc1_, &sc1_recv_, &sc2_, &sc2_recv_})
+    b += f->bytes();
+  for (const Buffer<uint8_t>* q : {&q1_, &q1_recv_, &q2_, &q2_recv_}) b += q->bytes();
   return b;
 }
 
@@ -81,56 +76,57 @@ void QgzReducer::reduce(int unit, const float* grad, float* out, const std::stri
   const int64_t n = padded_[size_t(unit)], s = n / P, chunk = n / X, B = s_.block;
   const float beta = float(s_.beta);
   if (P == 1) {  // nothing to reduce: no quantization either
-    std::memcpy(out, grad, size_t(s) * sizeof(float));
+    Kokkos::deep_copy(Vec<float>(out, s), CVec<float>(grad, s));
     return;
   }
   // 1. reorder: chunk x = [S_x, S_{X+x}, ...]: slice y·X + x at x·chunk + y·s.
   float* R = reordered_.data();
-  for (int x = 0; x < X; ++x)
-    for (int y = 0; y < Y; ++y)
-      std::memcpy(R + x * chunk + y * s, grad + (int64_t(y) * X + x) * s, size_t(s) * sizeof(float));
-  const auto with_feedback = [&](float* x, std::vector<float>& e, int bits, uint8_t* q, float* sc,
-                                 int64_t m) {
-    for (int64_t i = 0; i < m; ++i) x[i] += e[size_t(i)];
-    quant::quantize(bits, x, q, sc, m, B);
-    quant::dequantize(bits, q, sc, deq_.data(), m, B);
-    update_error(e.data(), x, deq_.data(), m, beta);
+  qgz_reorder(CVec<float>(grad, n), reordered_.view(0, n), n, X, Y);
+  const auto with_feedback = [&](float* x, const Buffer<float>& e, const QuantScheme& q_s, uint8_t* q,
+                                 float* sc, int64_t m) {
+    add_error(Vec<float>(x, m), e.view(0, m), m);
+    q_s.quantize(x, q, sc, m);
+    q_s.dequantize(q, sc, deq_.data(), m);
+    update_error(e.view(0, m), CVec<float>(x, m), deq_.view(0, m), beta, m);
   };
-  // The hop-2 input: this rank's Y pieces, quantized to int4 in q2_/sc2_.
+  // The hop-2 input: this rank's Y pieces, quantized in the inter-node scheme in q2_/sc2_.
   if (X == 1) {
     if (s_.error_feedback)
-      with_feedback(R, e1_[size_t(unit)], 4, q2_.data(), sc2_.data(), n);
+      with_feedback(R, e1_[size_t(unit)], inter_, q2_.data(), sc2_.data(), n);
     else
-      quant::quantize(4, R, q2_.data(), sc2_.data(), n, B);
+      inter_.quantize(R, q2_.data(), sc2_.data(), n);
   } else {
-    const int bits = s_.intra_bits;
     if (s_.error_feedback)
-      with_feedback(R, e1_[size_t(unit)], bits, q1_.data(), sc1_.data(), n);
+      with_feedback(R, e1_[size_t(unit)], intra_, q1_.data(), sc1_.data(), n);
     else
-      quant::quantize(bits, R, q1_.data(), sc1_.data(), n, B);
+      intra_.quantize(R, q1_.data(), sc1_.data(), n);
     // 2. intra-node all-to-all: chunk x to local rank x.
-    comm_.alltoall(node_, q1_.data(), q1_recv_.data(), quant::payload_bytes(chunk, bits), DType::I8,
-                   Purpose::GradReduce, label);
-    comm_.alltoall(node_, sc1_.data(), sc1_recv_.data(), chunk / B, DType::F32, Purpose::GradReduce, label);
+    with_device_access([&] {
+      comm_.alltoall(node_, q1_.data(), q1_recv_.data(), intra_.payload_bytes(chunk), DType::I8,
+                     Purpose::GradReduce, label);
+      comm_.alltoall(node_, sc1_.data(), sc1_recv_.data(), chunk / B, DType::F32, Purpose::GradReduce, label);
+    });
     if (Y == 1) {  // one node: the sum is final
-      quant::dequant_sum(bits, q1_recv_.data(), sc1_recv_.data(), X, out, chunk, B);
+      intra_.dequantize_sum(q1_recv_.data(), sc1_recv_.data(), X, out, chunk);
       return;
     }
-    // 3. dequantize the X chunks, sum in fp32, requantize to int4.
+    // 3. dequantize the X chunks, sum in fp32, requantize in the inter-node scheme.
     if (s_.error_feedback) {
-      quant::dequant_sum(bits, q1_recv_.data(), sc1_recv_.data(), X, sum_.data(), chunk, B);
-      with_feedback(sum_.data(), e2_[size_t(unit)], 4, q2_.data(), sc2_.data(), chunk);
+      intra_.dequantize_sum(q1_recv_.data(), sc1_recv_.data(), X, sum_.data(), chunk);
+      with_feedback(sum_.data(), e2_[size_t(unit)], inter_, q2_.data(), sc2_.data(), chunk);
     } else {
-      quant::dequant_sum_requant4(bits, q1_recv_.data(), sc1_recv_.data(), X, q2_.data(), sc2_.data(), chunk,
-                                  B);
+      intra_.dequant_sum_requant(q1_recv_.data(), sc1_recv_.data(), X, inter_, q2_.data(), sc2_.data(),
+                                 chunk);
     }
   }
   // 4. cross-node all-to-all: piece y to node y (the owner y·X + x).
-  comm_.alltoall(cross_, q2_.data(), q2_recv_.data(), quant::payload_bytes(s, 4), DType::I8,
-                 Purpose::GradReduce, label);
-  comm_.alltoall(cross_, sc2_.data(), sc2_recv_.data(), s / B, DType::F32, Purpose::GradReduce, label);
+  with_device_access([&] {
+    comm_.alltoall(cross_, q2_.data(), q2_recv_.data(), inter_.payload_bytes(s), DType::I8,
+                   Purpose::GradReduce, label);
+    comm_.alltoall(cross_, sc2_.data(), sc2_recv_.data(), s / B, DType::F32, Purpose::GradReduce, label);
+  });
   // 5. dequantize the Y pieces and sum in fp32.
-  quant::dequant_sum(4, q2_recv_.data(), sc2_recv_.data(), Y, out, s, B);
+  inter_.dequantize_sum(q2_recv_.data(), sc2_recv_.data(), Y, out, s);
 }
 
 }  // namespace zeropp

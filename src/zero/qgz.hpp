@@ -7,7 +7,8 @@
 //     (the slices local rank x of every node owns), quantize blockwise
 //     (int4, or int8 with intra_node_gradient_bits = 8);
 //  2. all-to-all inside the node: chunk x to local rank x;
-//  3. dequantize the X chunks received, sum in fp32, requantize to int4;
+//  3. dequantize the X chunks received, sum in fp32, requantize to int4 (or
+//     int8 with inter_node_gradient_bits = 8);
 //  4. all-to-all across nodes among ranks of the same local index: piece y
 //     to node y, i.e. to its owner y·X + x;
 //  5. dequantize the Y pieces and sum in fp32. The caller divides by P.
@@ -16,10 +17,11 @@
 // (X = 1) quantizes straight for hop 2; P = 1 copies. With error feedback
 // (LoCo) each hop sends Q(g + e) and keeps e <- b·e + (1-b)(g + e - deq(Q(g + e))).
 //
-// Bytes sent per rank and unit (b = scale bytes per block = 4):
-//   hop 1 (intra): ·(bytes(Y·s, bits1) + 4·Y·s/block)
-//   hop 2 (inter): (Y-1)·(bytes(s, 4) + 4·s/block)
-// with bytes(n, 8) = n and bytes(n, 4) = n/2.
+// Bytes sent per rank and unit (QuantScheme::wire_bytes; b = scale bytes per block = 4):
+//   hop 1 (intra): ·(bytes(Y·s, bits1) + b·Y·s/block)
+//   hop 2 (inter): (Y-1)·(bytes(s, bits2) + b·s/block)
+// with bytes(n, 8) = n and bytes(n, 4) = n/2, bits1 = intra_node_gradient_bits,
+// bits2 = inter_node_gradient_bits (X = 1 quantizes straight at bits2).
 #pragma once
 
 #include <cstdint>
@@ -28,12 +30,15 @@
 
 #include "src/comm/communicator.hpp"
 #include "src/comm/topology.hpp"
+#include "src/zero/buffer.hpp"
+#include "src/zero/quant_scheme.hpp"
 
 namespace zeropp {
 
 struct QgzSettings {
   int64_t block = 256;
-  int intra_bits = 4;
+  int intra_bits = 4;  // hop 1
+  int inter_bits = 4;  // hop 2
   bool error_feedback = false;
   double beta = 0.8;
 };
@@ -44,7 +49,8 @@ class QgzReducer {
   QgzReducer(const Topology& topo, Communicator& comm, const QgzSettings& s,
              const std::vector<int64_t>& unit_padded);
 
-  // out[s] = sum over ranks of this rank's slice of `grad` (not yet / P).
+  // out[s] = sum over ranks of this rank's slice of `grad` (not yet / P);
+  // grad and out are in the backend's memory space.
   void reduce(int unit, const float* grad, float* out, const std::string& label);
 
   // Zero the error-feedback buffers (every error_feedback_reset steps).
@@ -52,25 +58,26 @@ class QgzReducer {
   int64_t memory_bytes() const;
   // The error-feedback buffers of unit u: hop 1 (padded elements, in chunk
   // order) and hop 2 (padded/X elements); empty without error feedback.
-  std::vector<float>& hop1_error(int unit) { return e1_[size_t(unit)]; }
-  std::vector<float>& hop2_error(int unit) { return e2_[size_t(unit)]; }
+  Buffer<float>& hop1_error(int unit) { return e1_[size_t(unit)]; }
+  Buffer<float>& hop2_error(int unit) { return e2_[size_t(unit)]; }
   bool has_error_feedback() const { return !e1_.empty(); }
 
   // Closed forms of the header, for tests and docs.
-  static int64_t intra_bytes(int64_t padded, int X, int bits, int64_t block);
-  static int64_t inter_bytes(int64_t padded, int P, int X, int64_t block);
+  static int64_t intra_bytes(int64_t padded, int X, const QuantScheme& intra);
+  static int64_t inter_bytes(int64_t padded, int P, int X, const QuantScheme& inter);
 
  private:
   const Topology& topo_;
   Communicator& comm_;
   QgzSettings s_;
+  QuantScheme intra_, inter_;  // hop 1, hop 2
   Group node_, cross_;
   std::vector<int64_t> padded_;
-  std::vector<std::vector<float>> e1_, e2_;  // error feedback: hop 1 (reordered G), hop 2 (Y·s)
+  std::vector<Buffer<float>> e1_, e2_;  // error feedback: hop 1 (reordered G), hop 2 (Y·s)
   // staging, sized for the largest unit
-  std::vector<float> reordered_, sum_, deq_;
-  std::vector<uint8_t> q1_, q1_recv_, q2_, q2_recv_;
-  std::vector<float> sc1_, sc1_recv_, sc2_, sc2_recv_;
+  Buffer<float> reordered_, sum_, deq_;
+  Buffer<uint8_t> q1_, q1_recv_, q2_, q2_recv_;
+  Buffer<float> sc1_, sc1_recv_, sc2_, sc2_recv_;
 };
 
 }  // namespace zeropp

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "src/config/config.hpp"
+#include "src/zero/quant_scheme.hpp"
 
 namespace zeropp {
 
@@ -23,12 +24,27 @@ inline int64_t unit_align(const ZeroConfig& z) {
                            z.quantized_gradients ? z.gradient_block : 1);
 }
 
+// qwZ's format, and qgZ's formats inside and across nodes.
+inline QuantScheme weight_scheme(const ZeroConfig& z) {
+  return {z.weight_bits, z.weight_block, ScaleDType::F32};
+}
+inline QuantScheme intra_gradient_scheme(const ZeroConfig& z) {
+  return {z.intra_node_gradient_bits, z.gradient_block, ScaleDType::F32};
+}
+inline QuantScheme inter_gradient_scheme(const ZeroConfig& z) {
+  return {z.inter_node_gradient_bits, z.gradient_block, ScaleDType::F32};
+}
+
 // "P=4 X=2 align=256 block=128 bits=4": what the error-feedback buffers of a
 // run with these settings on P ranks, X per node, belong to ("" without them).
 inline std::string error_feedback_layout(const ZeroConfig& z, int P, int X) {
   if (!z.quantized_gradients || !z.gradient_error_feedback) return "";
+  // inter-node bits appear only when not the default int4: older checkpoints' layouts stay valid
+  const std::string inter =
+      z.inter_node_gradient_bits == 4 ? "" : " inter_bits=" + std::to_string(z.inter_node_gradient_bits);
   return "P=" + std::to_string(P) + " X=" + std::to_string(X) + " align=" + std::to_string(unit_align(z)) +
-         " block=" + std::to_string(z.gradient_block) + " bits=" + std::to_string(z.intra_node_gradient_bits);
+         " block=" + std::to_string(z.gradient_block) +
+         " bits=" + std::to_string(z.intra_node_gradient_bits) + inter;
 }
 
 }  // namespace zeropp

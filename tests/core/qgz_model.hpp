@@ -34,7 +34,7 @@ inline std::vector<float> round_trip(int bits, const std::vector<float>& x, int6
 
 // The whole qgZ of one unit for all P ranks (src/zero/qgz.hpp's steps 1-5).
 struct QgzModel {
-  int P, X, Y, bits;
+  int P, X, Y, bits, inter_bits;
   int64_t n, block;
   bool ef;
   float beta;
@@ -45,6 +45,7 @@ struct QgzModel {
         X(t.X),
         Y(t.Y),
         bits(s.intra_bits),
+        inter_bits(s.inter_bits),
         n(padded),
         block(s.block),
         ef(s.error_feedback),
@@ -73,15 +74,15 @@ struct QgzModel {
       std::copy(grads[0].begin(), grads[0].begin() + s, out[0].begin());
       return out;
     }
-    // step 1: reorder and the first quantization (int4 straight for hop 2 when X = 1)
+    // step 1: reorder and the first quantization (straight in hop 2's format when X = 1)
     Vecs sent(static_cast<size_t>(P));
     for (int q = 0; q < P; ++q) {
       std::vector<float> r(static_cast<size_t>(n));
       quant_ref::qgz_reorder(grads[size_t(q)].data(), r.data(), n, X, Y);
-      sent[size_t(q)] = send(X == 1 ? 4 : bits, r, ef ? &e1[size_t(q)] : nullptr);
+      sent[size_t(q)] = send(X == 1 ? inter_bits : bits, r, ef ? &e1[size_t(q)] : nullptr);
     }
     // steps 2-3: rank (a, c) sums chunk c of its node's X ranks, in local order,
-    // and quantizes the sum to int4 for hop 2
+    // and quantizes the sum in hop 2's format
     Vecs hop2 = sent;
     if (X > 1) {
       for (int a = 0; a < Y; ++a)
@@ -96,7 +97,7 @@ struct QgzModel {
             out[size_t(c)] = sum;
             continue;
           }
-          hop2[size_t(a * X + c)] = send(4, sum, ef ? &e2[size_t(a * X + c)] : nullptr);
+          hop2[size_t(a * X + c)] = send(inter_bits, sum, ef ? &e2[size_t(a * X + c)] : nullptr);
         }
       if (Y == 1) return out;
     }

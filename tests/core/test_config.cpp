@@ -92,6 +92,9 @@ TEST_CASE("bad decks and flags give one line naming the file, key and value", "[
   CHECK_THAT(error_of(ok, {"--train.batch_size=0"}), Catch::Contains("train.batch_size = 0"));
   CHECK_THAT(error_of(ok, {"--optim.lr=-1e-3"}), Catch::Contains("optim.lr = -0.001"));
   CHECK_THAT(error_of(ok, {"--zero.comm_dtype=fp16"}), Catch::Contains("zero.comm_dtype = \"fp16\""));
+  CHECK_THAT(error_of(ok, {"--zero.inter_node_gradient_bits=2"}),
+             Catch::Contains("zero.inter_node_gradient_bits = 2") && Catch::Contains("must be 4 or 8"));
+  CHECK(error_of(ok, {"--zero.inter_node_gradient_bits=8"}).empty());
   CHECK_THAT(error_of(ok, {"--train.steps=ten"}),
              Catch::Contains("--train.steps: expected an integer, got 'ten'"));
   CHECK_THAT(error_of(ok, {"--train.stepz=10"}), Catch::Contains("unknown option --train.stepz"));

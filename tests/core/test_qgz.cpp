@@ -67,8 +67,8 @@ int64_t mismatches(const std::vector<float>& got, const std::vector<float>& want
 
 std::string describe(const Topology& t, const QgzSettings& s) {
   return "P=" + std::to_string(t.P) + " X=" + std::to_string(t.X) + " Y=" + std::to_string(t.Y) +
-         " block=" + std::to_string(s.block) + " int" + std::to_string(s.intra_bits) + "/int4" +
-         (s.error_feedback ? " +EF" : "") + " rank " + std::to_string(t.rank);
+         " block=" + std::to_string(s.block) + " int" + std::to_string(s.intra_bits) + "/int" +
+         std::to_string(s.inter_bits) + (s.error_feedback ? " +EF" : "") + " rank " + std::to_string(t.rank);
 }
 
 // Units whose real content fills no slice evenly: several blocks and a
@@ -80,18 +80,21 @@ std::vector<int64_t> unit_sizes(int P, int64_t block) {
 
 }  // namespace
 
-TEST_CASE("QgzReducer::reduce delivers, element by element, the two-hop quantized sum of every rank's slice",
-          "[qgz]") {
+TEST_CASE(
+    "QgzReducer::reduce delivers, element by element, the two-hop quantized sum of every rank's slice, "
+    "sending the closed-form bytes",
+    "[qgz]") {
   const int P = world_size(), r = world_rank();
   Communicator comm(r);
   for (int X = 1; X <= P; X *= 2) {
     Topology t(X);
     for (int64_t block : {8, 32})
-      for (int bits : {4, 8})
+      for (const auto& [bits, inter] : {std::pair{4, 4}, {8, 4}, {4, 8}})
         for (bool ef : {false, true}) {
           QgzSettings s;
           s.block = block;
           s.intra_bits = bits;
+          s.inter_bits = inter;
           s.error_feedback = ef;
           s.beta = 0.75;
           const std::vector<int64_t> numel = unit_sizes(P, block);
@@ -108,18 +111,24 @@ TEST_CASE("QgzReducer::reduce delivers, element by element, the two-hop quantize
               for (int q = 0; q < P; ++q)
                 grads.push_back(random_grad(q, u, call, numel[size_t(u)], n, block));
               std::vector<float> out(size_t(sl), -1.0f);
+              comm.counters().reset();
               reducer.reduce(u, grads[size_t(r)].data(), out.data(), "unit " + std::to_string(u));
+              const ByteCounters::Bytes sent = comm.counters().of(Purpose::GradReduce);
               const Vecs want = model[size_t(u)].reduce(grads);
               INFO(describe(t, s) << " unit " << u << " (" << numel[size_t(u)] << " of " << n
                                   << " elements) call " << call);
               CHECK(mismatches(out, want[size_t(r)], "reduced slice") == 0);
+              CHECK(sent.intra == QgzReducer::intra_bytes(n, X, {bits, block, ScaleDType::F32}));
+              CHECK(sent.inter == QgzReducer::inter_bytes(n, P, X, {inter, block, ScaleDType::F32}));
               int64_t dirty_padding = 0;  // padding stays exactly zero, whatever the model says
               for (int64_t i = std::max(numel[size_t(u)], r * sl); i < (r + 1) * sl; ++i)
                 dirty_padding += out[size_t(i - r * sl)] != 0.0f;
               CHECK(dirty_padding == 0);
               if (ef && P > 1) {
-                CHECK(mismatches(reducer.hop1_error(u), model[size_t(u)].e1[size_t(r)], "hop-1 error") == 0);
-                CHECK(mismatches(reducer.hop2_error(u), model[size_t(u)].e2[size_t(r)], "hop-2 error") == 0);
+                CHECK(mismatches(to_host(reducer.hop1_error(u)), model[size_t(u)].e1[size_t(r)],
+                                 "hop-1 error") == 0);
+                CHECK(mismatches(to_host(reducer.hop2_error(u)), model[size_t(u)].e2[size_t(r)],
+                                 "hop-2 error") == 0);
               }
             }
         }
@@ -152,5 +161,43 @@ TEST_CASE("QgzReducer::reduce returns the exact sum when every hop's values are 
         CHECK(mismatches(out, want, "exact sum") == 0);
       }
     }
+  }
+}
+
+TEST_CASE("int8 across nodes (zero.inter_node_gradient_bits = 8) brings qgZ's sum closer to the exact one",
+          "[qgz]") {
+  const int P = world_size(), r = world_rank();
+  if (P < 2) return;  // one rank: nothing is quantized (the first test case covers P = 1)
+  Communicator comm(r);
+  for (int X : {1, P / 2}) {  // every hop-2 route: straight (X = 1) and after the intra-node sum
+    Topology t(X);
+    const int64_t block = 32, numel = 4 * P * block, sl = numel / P;
+    double err2[2] = {0, 0}, ref2 = 0;
+    for (int k = 0; k < 2; ++k) {
+      QgzSettings s;
+      s.block = block;
+      s.intra_bits = 8;  // so that hop 2's format dominates the error
+      s.inter_bits = k == 0 ? 4 : 8;
+      QgzReducer reducer(t, comm, s, {numel});
+      std::vector<double> exact(static_cast<size_t>(sl), 0.0);
+      for (int q = 0; q < P; ++q) {
+        const std::vector<float> g = random_grad(q, 0, 0, numel, numel, block);
+        for (int64_t i = 0; i < sl; ++i) exact[size_t(i)] += double(g[size_t(r * sl + i)]);
+      }
+      const std::vector<float> g = random_grad(r, 0, 0, numel, numel, block);
+      std::vector<float> out(static_cast<size_t>(sl));
+      reducer.reduce(0, g.data(), out.data(), "accuracy");
+      ref2 = 0;
+      for (int64_t i = 0; i < sl; ++i) {
+        const double e = double(out[size_t(i)]) - exact[size_t(i)];
+        err2[k] += e * e;
+        ref2 += exact[size_t(i)] * exact[size_t(i)];
+      }
+    }
+    INFO("P=" << P << " X=" << X << " rank " << r << ": squared error int4 " << err2[0] << ", int8 "
+              << err2[1] << " of " << ref2);
+    // int8's step is 7/127 of int4's: the squared error shrinks ~300x; ask for 30x
+    CHECK(err2[1] * 30 < err2[0]);
+    CHECK(err2[1] < ref2 * 1e-4);
   }
 }

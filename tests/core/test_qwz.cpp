@@ -9,7 +9,7 @@
 
 #include "core/engine_fixture.hpp"
 #include "src/base/bf16.hpp"
-#include "src/zero/quant.hpp"
+#include "src/zero/zero_layout.hpp"
 
 using namespace zeropp;
 using namespace zeropp::test;
@@ -35,11 +35,12 @@ std::vector<float> expected_weights(Run& run, const Config& c, int u) {
   std::vector<float> master = run.engine.gather_master(u), out(static_cast<size_t>(padded));
   const size_t numel = master.size();
   master.resize(size_t(padded), 0.0f);
-  std::vector<uint8_t> q(size_t(quant::payload_bytes(s, c.zero.weight_bits)));
+  const QuantScheme qs = weight_scheme(c.zero);
+  std::vector<uint8_t> q(size_t(qs.payload_bytes(s)));
   std::vector<float> scales(size_t(s / block));
   for (int r = 0; r < P; ++r) {
-    quant::quantize(c.zero.weight_bits, master.data() + r * s, q.data(), scales.data(), s, block);
-    quant::dequantize(c.zero.weight_bits, q.data(), scales.data(), out.data() + r * s, s, block);
+    qs.quantize(master.data() + r * s, q.data(), scales.data(), s);
+    qs.dequantize(q.data(), scales.data(), out.data() + r * s, s);
   }
   if (c.zero.comm_dtype == "bf16") round_to_bf16(out.data(), padded);
   out.resize(numel);
@@ -117,7 +118,8 @@ TEST_CASE("qwZ alone sends 2M across nodes per step (ZeRO-3: 3M)", "[zeropp][zer
     const double senders = double(run.topo.Y) * (P - 1);
     for (int u = 0; u < int(run.model.layout().units.size()); ++u) {
       const int64_t s = run.engine.padded(u) / P;
-      const double b16 = senders * 2.0 * double(s), bq = senders * double(quant::packed_bytes(s, bits, 256));
+      const double b16 = senders * 2.0 * double(s),
+                   bq = senders * double(QuantScheme{bits, 256, ScaleDType::F32}.packed_bytes(s));
       v.bf16 += b16;
       v.quant += bq;
       if (u == 0) v.emb_bf16 = b16, v.emb_quant = bq;

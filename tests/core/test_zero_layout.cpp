@@ -1,34 +1,10 @@
-// The pure functions that shape ZeRO++ buffers: qwZ's packed chunk keeps
-// its scales aligned, units are padded to the largest active block, and the
+// The pure functions that shape ZeRO++ buffers: units are padded to the largest active block, and the
 // error-feedback layout changes exactly when the buffers' shape or meaning does.
 #include <catch2/catch.hpp>
 
-#include "src/zero/quant.hpp"
 #include "src/zero/zero_layout.hpp"
 
 using namespace zeropp;
-
-TEST_CASE("qwZ's packed chunk: scales and chunks start at 16-byte boundaries", "[zero-layout]") {
-  // int4 with small blocks misaligned them before: 2 values are 1 payload byte
-  CHECK(quant::packed_scales_offset(2, 4) == 16);
-  CHECK(quant::packed_bytes(2, 4, 2) == 16 + 16);
-  CHECK(quant::packed_scales_offset(256, 8) == 256);  // already aligned: no padding
-  CHECK(quant::packed_bytes(256, 8, 256) == 256 + 16);
-  CHECK(quant::packed_bytes(1024, 4, 32) == 512 + 128);
-  for (int bits : {8, 4})
-    for (int64_t block : {2, 4, 8, 32, 256})
-      for (int64_t k = 1; k <= 40; ++k) {
-        const int64_t n = k * block, payload = quant::payload_bytes(n, bits);
-        const int64_t off = quant::packed_scales_offset(n, bits), bytes = quant::packed_bytes(n, bits, block);
-        INFO("n=" << n << " bits=" << bits << " block=" << block);
-        CHECK(off % 16 == 0);
-        CHECK(bytes % 16 == 0);
-        CHECK(off >= payload);
-        CHECK(off < payload + 16);
-        CHECK(bytes >= off + 4 * (n / block));
-        CHECK(bytes < off + 4 * (n / block) + 16);
-      }
-}
 
 TEST_CASE("units are padded to the largest active quantization block", "[zero-layout]") {
   ZeroConfig z;
@@ -70,6 +46,9 @@ TEST_CASE("the error-feedback layout names everything that shapes its buffers", 
   CHECK(differs(c, 4, 2));
   c = z;
   c.intra_node_gradient_bits = 8;
+  CHECK(differs(c, 4, 2));
+  c = z;
+  c.inter_node_gradient_bits = 8;
   CHECK(differs(c, 4, 2));
   // what neither shapes nor reinterprets the buffers may change
   c = z;

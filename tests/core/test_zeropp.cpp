@@ -7,7 +7,7 @@
 #include "core/engine_fixture.hpp"
 #include "src/base/errors.hpp"
 #include "src/zero/qgz.hpp"
-#include "src/zero/quant.hpp"
+#include "src/zero/zero_layout.hpp"
 
 using namespace zeropp;
 using namespace zeropp::test;
@@ -100,7 +100,7 @@ TEST_CASE("every ZeRO++ collective sends its closed-form bytes", "[zeropp][zerop
         // with qwZ); the LM head's second use of the embeddings, and every
         // later micro-batch, gather inside the hpZ group when hpZ is on.
         const auto world = [&](ByteCounters::Bytes& b, int64_t s) {
-          ring(b, p.qw ? quant::packed_bytes(s, p.wbits, wb) : s * 2);
+          ring(b, p.qw ? QuantScheme{p.wbits, wb, ScaleDType::F32}.packed_bytes(s) : s * 2);
         };
         for (int m = 0; m < A; ++m) {
           bool emb_seen = false;
@@ -124,8 +124,8 @@ TEST_CASE("every ZeRO++ collective sends its closed-form bytes", "[zeropp][zerop
           for (int u = 0; u <= L + 1; ++u) {
             const int64_t n = run.engine.padded(u), s = n / P;
             if (p.qg) {
-              grad.intra += QgzReducer::intra_bytes(n, X, p.gbits, 32);
-              grad.inter += QgzReducer::inter_bytes(n, P, X, 32);
+              grad.intra += QgzReducer::intra_bytes(n, X, {p.gbits, 32, ScaleDType::F32});
+              grad.inter += QgzReducer::inter_bytes(n, P, X, {4, 32, ScaleDType::F32});
             } else {
               ring(grad, s * 2);
             }

@@ -1,0 +1,139 @@
+#include "kernels/device_memory.hpp"
+
+#include <execinfo.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace zeropp {
+
+namespace {
+
+// The poisoned arena: one reservation, bump-allocated in whole pages (so
+// that no other data shares a page with a device buffer), reset when the
+// last buffer is freed (tests build engines one after another).
+struct Arena {
+  static constexpr int64_t kReserve = int64_t(16) << 30;  // address space only (MAP_NORESERVE)
+  char* base = nullptr;
+  int64_t used = 0, live = 0, page = 4096;
+  int depth = 0;  // open DeviceAccess scopes
+
+  void protect(int prot) const {
+    if (used > 0 && mprotect(base, size_t(used), prot) != 0)
+      throw std::runtime_error(std::string("device arena: mprotect failed: ") + std::strerror(errno));
+  }
+};
+
+Arena* arena = nullptr;  // null: plain allocations
+bool mode_read = false;
+
+void on_segv(int sig, siginfo_t* info, void*) {
+  const char* addr = static_cast<const char*>(info->si_addr);
+  if (arena && addr >= arena->base && addr < arena->base + Arena::kReserve) {
+    static const char msg[] =
+        "zeropp: host access to a device buffer outside a kernel or communicator call "
+        "(ZEROPP_POISON_HOST_ACCESS); backtrace:\n";
+    if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
+    }
+    void* frames[64];
+    backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void begin_access() {
+  if (arena->depth++ == 0) arena->protect(PROT_READ | PROT_WRITE);
+}
+void end_access() {
+  if (--arena->depth == 0) arena->protect(PROT_NONE);
+}
+void begin_kernel(const char*, uint32_t, uint64_t*) { begin_access(); }
+void end_kernel(uint64_t) { end_access(); }
+void begin_copy(Kokkos_Profiling_SpaceHandle, const char*, const void*, Kokkos_Profiling_SpaceHandle,
+                const char*, const void*, uint64_t) {
+  begin_access();
+}
+
+void open_arena() {
+  mode_read = true;
+  const char* env = std::getenv("ZEROPP_POISON_HOST_ACCESS");
+  if (!env || std::string(env) == "0") return;
+  if (std::string(env) != "1")
+    throw std::invalid_argument("ZEROPP_POISON_HOST_ACCESS=" + std::string(env) + ": must be 0 or 1");
+  void* p =
+      mmap(nullptr, size_t(Arena::kReserve), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    throw std::runtime_error(std::string("device arena: mmap failed: ") + std::strerror(errno));
+  arena = new Arena;
+  arena->base = static_cast<char*>(p);
+  arena->page = sysconf(_SC_PAGESIZE);
+  namespace T = Kokkos::Tools::Experimental;
+  T::set_begin_parallel_for_callback(begin_kernel);
+  T::set_end_parallel_for_callback(end_kernel);
+  T::set_begin_parallel_reduce_callback(begin_kernel);
+  T::set_end_parallel_reduce_callback(end_kernel);
+  T::set_begin_parallel_scan_callback(begin_kernel);
+  T::set_end_parallel_scan_callback(end_kernel);
+  T::set_begin_deep_copy_callback(begin_copy);
+  T::set_end_deep_copy_callback(end_access);
+  struct sigaction sa {};
+  sa.sa_sigaction = on_segv;
+  sa.sa_flags = SA_SIGINFO;
+  sigaction(SIGSEGV, &sa, nullptr);
+}
+
+}  // namespace
+
+bool poison_host_access() {
+  if (!mode_read) open_arena();
+  return arena != nullptr;
+}
+
+void* device_alloc(const char* label, int64_t bytes) {
+  if (bytes <= 0) return nullptr;
+  if (!poison_host_access()) {
+    void* p = Kokkos::kokkos_malloc<MemSpace>(label, size_t(bytes));
+    Kokkos::deep_copy(Kokkos::View<unsigned char*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                          static_cast<unsigned char*>(p), size_t(bytes)),
+                      0);
+    return p;
+  }
+  // fresh pages (and pages given back at the last reset) read as zeros
+  const int64_t size = (bytes + arena->page - 1) / arena->page * arena->page;
+  if (arena->used + size > Arena::kReserve)
+    throw std::runtime_error("device arena: " + std::string(label) + " does not fit (" +
+                             std::to_string(bytes) + " bytes)");
+  char* p = arena->base + arena->used;
+  arena->used += size;
+  ++arena->live;
+  if (arena->depth > 0) arena->protect(PROT_READ | PROT_WRITE);
+  return p;
+}
+
+void device_free(void* p) {
+  if (!p) return;
+  if (!arena) {
+    Kokkos::kokkos_free<MemSpace>(p);
+    return;
+  }
+  if (--arena->live == 0) {  // the last one: give the pages back and start over
+    madvise(arena->base, size_t(arena->used), MADV_DONTNEED);
+    mprotect(arena->base, size_t(arena->used), PROT_NONE);
+    arena->used = 0;
+  }
+}
+
+DeviceAccess::DeviceAccess() {
+  if (poison_host_access()) begin_access();
+}
+DeviceAccess::~DeviceAccess() {
+  if (arena) end_access();
+}
+
+}  // namespace zeropp

@@ -1,0 +1,58 @@
+// Memory in the execution backend's space, and the scopes that may touch it.
+//
+// device_alloc returns zero-filled bytes in Kokkos' MemSpace (kernels/common.hpp):
+// host memory with Debian's Serial Kokkos, device memory with a CUDA-enabled
+// Kokkos. Host code never dereferences it; kernels, the communicator and
+// explicit transfers (copy_to_device / copy_to_host) do.
+//
+// Test mode (ZEROPP_POISON_HOST_ACCESS=1 in the environment, read at the
+// first allocation): allocations come from one mmap'd arena that is kept
+// PROT_NONE except while a DeviceAccess scope is open, so any other host
+// access faults (a SIGSEGV handler names the arena and prints a backtrace).
+// Scopes open automatically around every Kokkos parallel_for / reduce /
+// scan and deep_copy (through Kokkos' tool callbacks) and around the BLAS
+// calls (kernels/gemm.cpp); callers open one around communicator calls.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+
+#include "kernels/common.hpp"
+
+namespace zeropp {
+
+void* device_alloc(const char* label, int64_t bytes);
+void device_free(void* p);
+
+// Whether the poisoned arena is in use (test mode above).
+bool poison_host_access();
+
+// While one exists (they nest), device memory is accessible from the host.
+class DeviceAccess {
+ public:
+  DeviceAccess();
+  ~DeviceAccess();
+  DeviceAccess(const DeviceAccess&) = delete;
+  DeviceAccess& operator=(const DeviceAccess&) = delete;
+};
+
+// f() with device memory accessible (a communicator call on device buffers).
+template <class F>
+auto with_device_access(F&& f) {
+  DeviceAccess access;
+  return std::forward<F>(f)();
+}
+
+// Explicit transfers between host memory and device memory (n elements).
+template <class T>
+void copy_to_device(const T* host, Vec<T> dst) {
+  Kokkos::deep_copy(dst, Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                             host, dst.extent(0)));
+}
+template <class T>
+void copy_to_host(CVec<T> src, T* host) {
+  Kokkos::deep_copy(
+      Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host, src.extent(0)), src);
+}
+
+}  // namespace zeropp
