@@ -1,6 +1,6 @@
 # Finds MPI, parallel HDF5, Kokkos, a CPU BLAS, CLI11 and toml++ and exposes
 # each as a target that our code links: zeropp::kokkos, zeropp::hdf5,
-# zeropp::blas, zeropp::toml, MPI::MPI_CXX, CLI11::CLI11.
+# zeropp::blas, zeropp::toml, MPI::MPI_CXX, CLI11::CLI11, nlohmann_json and ICU::uc.
 
 # --- MPI (MPICH; Cray MPICH on Crays) ---------------------------------------
 find_package(MPI REQUIRED COMPONENTS C CXX)
@@ -99,3 +99,7 @@ find_package(tomlplusplus REQUIRED)
 add_library(zeropp_toml INTERFACE)
 add_library(zeropp::toml ALIAS zeropp_toml)
 target_link_libraries(zeropp_toml INTERFACE tomlplusplus::tomlplusplus)
+
+# --- JSON (tokenizer and checkpoint files) and Unicode classes (tokenizer) ----
+find_package(nlohmann_json 3 REQUIRED)
+find_package(ICU REQUIRED COMPONENTS uc)
