@@ -17,7 +17,9 @@ namespace zeropp {
 
 namespace {
 
-enum class Kind { Int, Float, Bool, String };
+// Files: a std::string holding a comma-separated list of paths or globs
+// (io/token_files.hpp); a deck may give it as an array of strings.
+enum class Kind { Int, Float, Bool, String, Files };
 
 const char* kind_name(Kind k) {
   switch (k) {
@@ -29,6 +31,8 @@ const char* kind_name(Kind k) {
       return "a boolean";
     case Kind::String:
       return "a string";
+    case Kind::Files:
+      return "a string or an array of strings";
   }
   return "?";
 }
@@ -47,6 +51,7 @@ std::vector<Field> fields(Config& c) {
   auto F = [](const char* k, double& v) { return Field{k, Kind::Float, &v}; };
   auto B = [](const char* k, bool& v) { return Field{k, Kind::Bool, &v}; };
   auto S = [](const char* k, std::string& v) { return Field{k, Kind::String, &v}; };
+  auto P = [](const char* k, std::string& v) { return Field{k, Kind::Files, &v}; };
   return {
       I("model.vocab_size", c.model.vocab_size),
       I("model.max_seq_len", c.model.max_seq_len),
@@ -72,8 +77,8 @@ std::vector<Field> fields(Config& c) {
       F("optim.beta2", c.optim.beta2),
       F("optim.eps", c.optim.eps),
       F("optim.grad_clip", c.optim.grad_clip),
-      S("data.train", c.data.train),
-      S("data.val", c.data.val),
+      P("data.train", c.data.train),
+      P("data.val", c.data.val),
       B("data.shuffle", c.data.shuffle),
       I("log.every", c.log.every),
       I("zero.ranks_per_node", c.zero.ranks_per_node),
@@ -149,6 +154,21 @@ void set_from_toml(Field& f, const toml::node& n, const std::string& where) {
       if (!n.is_string()) throw wrong(got);
       *static_cast<std::string*>(f.ptr) = *n.value<std::string>();
       break;
+    case Kind::Files: {
+      if (n.is_string()) {
+        *static_cast<std::string*>(f.ptr) = *n.value<std::string>();
+        break;
+      }
+      if (!n.is_array() || n.as_array()->empty()) throw wrong(n.is_array() ? "an empty array" : got);
+      std::string list;
+      for (const auto& e : *n.as_array()) {
+        if (!e.is_string() || e.value<std::string>()->find(',') != std::string::npos)
+          throw Error(where + ": key '" + f.key + "': each array entry must be a string without commas");
+        list += (list.empty() ? "" : ",") + *e.value<std::string>();
+      }
+      *static_cast<std::string*>(f.ptr) = list;
+      break;
+    }
   }
 }
 
@@ -181,6 +201,7 @@ void set_from_text(Field& f, const std::string& text, const std::string& flag) {
           throw bad();
         break;
       case Kind::String:
+      case Kind::Files:
         *static_cast<std::string*>(f.ptr) = text;
         break;
     }
@@ -380,7 +401,8 @@ std::string to_toml(const Config& cin) {
       case Kind::Bool:
         out << (*static_cast<bool*>(f.ptr) ? "true" : "false");
         break;
-      case Kind::String: {
+      case Kind::String:
+      case Kind::Files: {
         std::ostringstream q;
         q << toml::value<std::string>(*static_cast<std::string*>(f.ptr));
         out << q.str();

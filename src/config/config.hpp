@@ -47,6 +47,8 @@ struct OptimConfig {
 };
 
 struct DataConfig {
+  // Token files: a path, a glob or a comma-separated list (io/token_files.hpp);
+  // a deck may give an array of strings.
   std::string train = "data/kjv/train.bin";
   std::string val = "data/kjv/val.bin";
   bool shuffle = false;

@@ -93,3 +93,16 @@ TEST_CASE("bad decks and flags give one line naming the file, key and value", "[
   CHECK_THAT(error_of(ok, {"--train.steps"}), Catch::Contains("--train.steps needs a value"));
   CHECK_THAT(error_of(ok, {"--model.n_layer=99999999999"}), Catch::Contains("out of range"));
 }
+
+TEST_CASE("data.train and data.val take a string or an array of strings", "[config]") {
+  const auto deck =
+      write_deck("files.toml", "[data]\ntrain = [\"a/train_*.bin\", \"b.bin\"]\nval = \"v.bin\"\n");
+  const Config c = load_config(deck, {});
+  CHECK(c.data.train == "a/train_*.bin,b.bin");
+  CHECK(c.data.val == "v.bin");
+  CHECK(parse_config_text(to_toml(c), "resolved").data.train == c.data.train);
+  CHECK_THAT(error_of(write_deck("files_bad.toml", "[data]\ntrain = [\"a,b\"]\n")),
+             Catch::Contains("data.train") && Catch::Contains("without commas"));
+  CHECK_THAT(error_of(write_deck("files_num.toml", "[data]\ntrain = [1]\n")), Catch::Contains("data.train"));
+  std::remove(deck.c_str());
+}
