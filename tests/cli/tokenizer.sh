@@ -38,6 +38,16 @@ else
   bad "tokenizer.json gives different shards"
 fi
 
+# Training reads the shards through a glob (train) and a list (val).
+if timeout 300 "$MPIEXEC" -n 2 "$ZEROPP" train inputs/default.toml "${tiny[@]}" --model.vocab_size=700 \
+  --train.steps=2 --train.out_dir="$work/run" --data.train="$work/shards/train_*.bin" \
+  --data.val="$work/shards/val_000000.bin,$work/shards/train_000003.bin" --train.val_batches=1 \
+  > "$work/train.log" 2>&1 && grep -q "^val final" "$work/train.log"; then
+  ok "train on data.train = train_*.bin, data.val = a list"
+else
+  bad "train on the shards:"; tail -5 "$work/train.log"
+fi
+
 # expect_error NAME WANT TOKENIZER-DIR: one error line containing WANT, non-zero
 # exit, the shards of the first run untouched.
 sums=$(md5sum "$work"/shards/*)
