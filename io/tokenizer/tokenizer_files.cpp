@@ -157,9 +157,9 @@ BpeVocab load_tokenizer_json(const std::string& path) {
   if (type != "BPE") fail(path, "model.type is " + type.dump() + "; only \"BPE\" is read");
   const json& pre = at(doc, "pre_tokenizer", "pre_tokenizer");
   if (!pre.is_object() || pre.value("type", json()) != "ByteLevel" ||
-      pre.value("add_prefix_space", false) != false)
-    fail(path,
-         "pre_tokenizer is " + pre.dump() + "; only GPT-2's ByteLevel without add_prefix_space is read");
+      pre.value("add_prefix_space", false) != false || pre.value("use_regex", true) != true)
+    fail(path, "pre_tokenizer is " + pre.dump() +
+                   "; only GPT-2's ByteLevel (its pattern, no add_prefix_space) is read");
   const json& vocab = at(model, "vocab", "model.vocab");
   if (!vocab.is_object()) fail(path, "model.vocab must be a JSON object of token -> id");
   TokenTable table(path);

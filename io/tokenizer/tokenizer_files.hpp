@@ -7,7 +7,8 @@
 //   Hugging Face's tokenizer.json: model.type "BPE", model.vocab (token text
 //             -> id), model.merges ("LEFT RIGHT" strings or [LEFT, RIGHT]
 //             pairs), added_tokens (id, content) and a ByteLevel
-//             pre_tokenizer without add_prefix_space.
+//             pre_tokenizer with GPT-2's pattern (use_regex) and without
+//             add_prefix_space.
 // Token text is GPT-2's byte alphabet (byte_unicode.hpp); "<|endoftext|>" is
 // required (prepare-data puts it between documents). Ids must be 0 .. N-1,
 // each used once. `tokenizer train` writes GPT-2's layout.

@@ -30,13 +30,16 @@ fi
   ok "shard layout (val 1000 tokens, train in 20000-token shards)" || bad "shard layout: $(ls "$work/shards")"
 
 /usr/bin/python3 "$ref" to-tokenizer-json "$work/vocab" "$work/hf"
-run prepare-data --tokenizer "$work/hf" "${text[@]}" --out-dir "$work/shards_hf" --val-tokens 1000 \
-  --shard-tokens 20000 > /dev/null
-if diff -r "$work/shards" "$work/shards_hf" > /dev/null; then
-  ok "tokenizer.json gives the same shards"
-else
-  bad "tokenizer.json gives different shards"
-fi
+/usr/bin/python3 "$ref" to-tokenizer-json "$work/vocab" "$work/hf_strings" strings
+for hf in hf hf_strings; do
+  run prepare-data --tokenizer "$work/$hf" "${text[@]}" --out-dir "$work/shards_$hf" --val-tokens 1000 \
+    --shard-tokens 20000 > /dev/null
+  if diff -r "$work/shards" "$work/shards_$hf" > /dev/null; then
+    ok "tokenizer.json ($hf) gives the same shards"
+  else
+    bad "tokenizer.json ($hf) gives different shards"
+  fi
+done
 
 # Training reads the shards through a glob (train) and a list (val).
 if timeout 300 "$MPIEXEC" -n 2 "$ZEROPP" train inputs/default.toml "${tiny[@]}" --model.vocab_size=700 \

@@ -9,8 +9,9 @@ GPT-2's bpe(): merge the lowest-ranked adjacent pair, all its occurrences.
   bpe_reference.py compare VOCAB_DIR SHARD_DIR TEXT...
       shards (val_* then train_*) == encode(TEXT1) + [eot] + encode(TEXT2) ...,
       and decoding them gives the texts back byte for byte
-  bpe_reference.py to-tokenizer-json VOCAB_DIR OUT_DIR
-      writes OUT_DIR/tokenizer.json (Hugging Face layout, merges as pairs)
+  bpe_reference.py to-tokenizer-json VOCAB_DIR OUT_DIR [strings]
+      writes OUT_DIR/tokenizer.json (Hugging Face layout, merges as [a, b]
+      pairs, or as "a b" strings)
 """
 import glob
 import json
@@ -135,12 +136,12 @@ def compare(vocab_dir, shard_dir, texts):
     return 0
 
 
-def to_tokenizer_json(vocab_dir, out_dir):
+def to_tokenizer_json(vocab_dir, out_dir, strings):
     bpe = Bpe(vocab_dir)
     doc = {"version": "1.0", "added_tokens": [{"id": bpe.encoder[EOT], "content": EOT, "special": True}],
            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True},
            "model": {"type": "BPE", "vocab": {k: v for k, v in bpe.encoder.items() if k != EOT},
-                     "merges": [list(m) for m in bpe.merges]}}
+                     "merges": [" ".join(m) if strings else list(m) for m in bpe.merges]}}
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "tokenizer.json"), "w", encoding="utf-8") as f:
         json.dump(doc, f, ensure_ascii=False)
@@ -150,4 +151,4 @@ def to_tokenizer_json(vocab_dir, out_dir):
 if __name__ == "__main__":
     if sys.argv[1] == "compare":
         sys.exit(compare(sys.argv[2], sys.argv[3], sys.argv[4:]))
-    sys.exit(to_tokenizer_json(sys.argv[2], sys.argv[3]))
+    sys.exit(to_tokenizer_json(sys.argv[2], sys.argv[3], sys.argv[4:] == ["strings"]))

@@ -152,6 +152,9 @@ TEST_CASE("malformed vocabulary files give one error naming the file", "[io]") {
                "\"pre_tokenizer\": {\"type\": \"ByteLevel\"}}");
   CHECK_THAT(error_of([&] { load_tokenizer_json(hf); }),
              Contains(hf + " model.merges[0]") && Contains("\"ab\""));
+  spit(hf, "{\"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}, " +
+               std::string("\"pre_tokenizer\": {\"type\": \"ByteLevel\", \"use_regex\": false}}"));
+  CHECK_THAT(error_of([&] { load_tokenizer_json(hf); }), Contains(hf) && Contains("GPT-2's ByteLevel"));
   CHECK_THAT(error_of([&] { load_vocab_dir(dir.file("none")); }), Contains("none: is not a folder"));
   CHECK_THAT(error_of([&] { train_bpe({kUtf8Text}, 256); }), Contains("--vocab-size 256"));
 }
