@@ -21,6 +21,7 @@ TEST_CASE("encoding chunk by chunk equals encoding the whole text", "[io]") {
   std::ifstream kjv_in(std::string(ZEROPP_SOURCE_DIR) + "/data/kjv/kjv.txt", std::ios::binary), utf8_in(utf8);
   std::ostringstream s;
   s << kjv_in.rdbuf() << utf8_in.rdbuf();
+  REQUIRE(s.str().size() > 300000);  // data/kjv/kjv.txt: scripts/prepare-corpus
   const std::string text = s.str().substr(s.str().size() - 300000);  // KJV's end, then the UTF-8 text
   std::ofstream(dir.file("text.txt"), std::ios::binary) << text;
   const BpeTokenizer tok(train_bpe({utf8}, 300));
