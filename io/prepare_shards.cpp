@@ -90,7 +90,7 @@ class ShardSink {
   int val_shards_ = 0, train_shards_ = 0;
 };
 
-// Removes a folder on every way out unless released.
+// Removes a folder on every way out unless its path was cleared.
 struct TempDir {
   std::string path;
   ~TempDir() {
@@ -130,7 +130,10 @@ ShardStats prepare_shards(const std::vector<std::string>& inputs, const std::str
   for (const std::string& in : inputs) TextChunks check(in);  // missing inputs fail before any work
 
   std::error_code ec;
-  fs::create_directories(out_dir, ec);
+  // A folder made here goes again on failure: a failed run leaves nothing behind.
+  fs::path top = out_dir;  // the outermost folder that does not exist yet
+  while (top.has_parent_path() && !fs::exists(top.parent_path(), ec)) top = top.parent_path();
+  TempDir made{fs::create_directories(out_dir, ec) ? top.string() : ""};
   if (ec) throw Error("output directory " + out_dir + ": cannot create: " + ec.message());
   if (!fs::is_directory(out_dir, ec)) throw Error("output directory " + out_dir + ": is not a directory");
   TempDir tmp{(fs::path(out_dir) / (".prepare-data.tmp." + std::to_string(::getpid()))).string()};
@@ -177,6 +180,7 @@ ShardStats prepare_shards(const std::vector<std::string>& inputs, const std::str
       throw Error("output directory " + out_dir + ": cannot move " + e.path().string() +
                   " in: " + ec.message());
   }
+  made.path.clear();
   return st;
 }
 

@@ -92,6 +92,8 @@ printf 'valid text\n\xff\xfe broken\n' > "$work/binary.txt"
 err=$(run prepare-data --tokenizer "$work/vocab" --input "$work/binary.txt" --out-dir "$work/shards" 2>&1 > /dev/null)
 grep -qF "input $work/binary.txt: not UTF-8 text (invalid byte 0xFF at offset 11)" <<< "$err" &&
   [[ $(md5sum "$work"/shards/*) == "$sums" ]] && ok "non-UTF-8 input: $err" || bad "non-UTF-8 input: $err"
+run prepare-data --tokenizer "$work/vocab" --input "$work/binary.txt" --out-dir "$work/new/out" 2> /dev/null
+[[ ! -e $work/new ]] && ok "a failed run leaves no new output folder" || bad "a failed run left $work/new"
 
 # Bounded memory: 16 MB of text must not raise the peak RSS by more than 12 MB
 # over a 200 kB run (reading the whole file would add 16 MB, its tokens 4x more).
