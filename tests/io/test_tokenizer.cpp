@@ -1,10 +1,13 @@
 // The byte-level BPE tokenizer (io/tokenizer): GPT-2's byte alphabet and
 // pre-tokenisation, encode/decode round trips on KJV and a UTF-8 test text
-// with a vocabulary from train_bpe, and malformed vocabulary files.
+// with a vocabulary from train_bpe, malformed vocabulary files, and chunked
+// reading (io/text_chunks.hpp): chunks end where pre-tokenisation ends a piece
+// anyway, so encoding chunk by chunk gives the tokens of the whole text.
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 
+#include "io/text_chunks.hpp"
 #include "io/tokenizer/bpe.hpp"
 #include "io/tokenizer/byte_unicode.hpp"
 #include "io/tokenizer/pretokenize.hpp"
@@ -157,4 +160,47 @@ TEST_CASE("malformed vocabulary files give one error naming the file", "[io]") {
   CHECK_THAT(error_of([&] { load_tokenizer_json(hf); }), Contains(hf) && Contains("GPT-2's ByteLevel"));
   CHECK_THAT(error_of([&] { load_vocab_dir(dir.file("none")); }), Contains("none: is not a folder"));
   CHECK_THAT(error_of([&] { train_bpe({kUtf8Text}, 256); }), Contains("--vocab-size 256"));
+}
+
+TEST_CASE("encoding chunk by chunk equals encoding the whole text", "[io]") {
+  TempDir dir("zeropp-chunks");
+  const std::string utf8 = std::string(ZEROPP_SOURCE_DIR) + "/tests/io/tokenizer_utf8.txt";
+  std::ifstream kjv_in(std::string(ZEROPP_SOURCE_DIR) + "/data/kjv/kjv.txt", std::ios::binary), utf8_in(utf8);
+  std::ostringstream s;
+  s << kjv_in.rdbuf() << utf8_in.rdbuf();
+  REQUIRE(s.str().size() > 300000);  // data/kjv/kjv.txt: scripts/prepare-corpus
+  const std::string text = s.str().substr(s.str().size() - 300000);  // KJV's end, then the UTF-8 text
+  std::ofstream(dir.file("text.txt"), std::ios::binary) << text;
+  const BpeTokenizer tok(train_bpe({utf8}, 300));
+  TextChunks chunks(dir.file("text.txt"), 1000, 1 << 20);
+  std::string_view chunk;
+  std::string joined;
+  std::vector<uint32_t> ids;
+  int n = 0;
+  while (chunks.next(chunk)) {
+    joined += chunk;
+    tok.encode(chunk, ids);
+    ++n;
+  }
+  CHECK(n > 250);
+  CHECK(joined == text);
+  CHECK(chunks.bytes_read() == int64_t(text.size()));
+  CHECK(ids == tok.encode(text));
+}
+
+TEST_CASE("chunk reading refuses non-UTF-8 text and lines past the limit, naming the file", "[io]") {
+  TempDir dir("zeropp-chunks-bad");
+  std::ofstream(dir.file("long.txt")) << std::string(5000, 'x') << "\nend\n";
+  TextChunks long_line(dir.file("long.txt"), 1000, 4096);
+  std::string_view chunk;
+  CHECK_THAT(error_of([&] { long_line.next(chunk); }),
+             Contains(dir.file("long.txt")) && Contains("no line break"));
+  std::ofstream(dir.file("bad.txt")) << std::string(3000, 'a') << "\nb\xC3(\n";
+  TextChunks bad(dir.file("bad.txt"), 1000, 1 << 20);
+  CHECK_THAT(error_of([&] {
+               while (bad.next(chunk)) {
+               }
+             }),
+             Contains(dir.file("bad.txt")) && Contains("invalid byte 0xC3 at offset 3002"));
+  CHECK_THAT(error_of([&] { TextChunks missing(dir.file("none.txt")); }), Contains(dir.file("none.txt")));
 }
