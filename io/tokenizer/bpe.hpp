@@ -56,7 +56,7 @@ class BpeTokenizer {
   };
   std::unordered_map<uint64_t, Rank> ranks_;  // (left << 32 | right) -> merge
   // Pieces repeat (words): their encodings are kept, up to kCacheLimit of them.
-  static constexpr std::size_t kCacheLimit = 1 << 20;
+  static constexpr std::size_t kCacheLimit = 1 << 16;  // ~10 MB: bounded memory on any text
   mutable std::unordered_map<std::string, std::vector<uint32_t>> cache_;
 };
 
