@@ -1,6 +1,6 @@
 # Finds MPI, parallel HDF5, Kokkos, a CPU BLAS, CLI11 and toml++ and exposes
 # each as a target that our code links: zeropp::kokkos, zeropp::hdf5,
-# zeropp::blas, zeropp::toml, MPI::MPI_CXX, CLI11::CLI11, nlohmann_json::nlohmann_json.
+# zeropp::blas, zeropp::toml, MPI::MPI_CXX, CLI11::CLI11, nlohmann_json and ICU::uc.
 
 # --- MPI (MPICH; Cray MPICH on Crays) ---------------------------------------
 find_package(MPI REQUIRED COMPONENTS C CXX)
@@ -100,5 +100,6 @@ add_library(zeropp_toml INTERFACE)
 add_library(zeropp::toml ALIAS zeropp_toml)
 target_link_libraries(zeropp_toml INTERFACE tomlplusplus::tomlplusplus)
 
-# --- JSON (safetensors headers, config.json) ------------------------------
+# --- JSON (tokenizer files, safetensors headers, config.json) and Unicode classes (tokenizer) ----
 find_package(nlohmann_json 3 REQUIRED)
+find_package(ICU REQUIRED COMPONENTS uc)

@@ -52,7 +52,7 @@ std::vector<int64_t> shuffle_windows(int64_t W, uint64_t seed, int64_t epoch) {
 
 DataLoader::DataLoader(const std::string& path, int B, int T, int rank, int world_size, int accum_steps,
                        int vocab_size, bool shuffle, uint64_t seed)
-    : file_(path),
+    : files_(path),
       B_(B),
       T_(T),
       rank_(rank),
@@ -69,12 +69,12 @@ DataLoader::DataLoader(const std::string& path, int B, int T, int rank, int worl
   }
   if (accum_steps < 1) bad(path, "accumulation steps " + std::to_string(accum_steps) + " must be at least 1");
   if (vocab_size < 1) bad(path, "vocabulary size " + std::to_string(vocab_size) + " must be at least 1");
-  const int64_t n = file_.size(), bt = tokens_per_batch();
+  const int64_t n = files_.size(), bt = tokens_per_batch();
   if (n < bt + 1) {
     bad(path,
         "too short for one window: " + std::to_string(n) + " tokens, need B*T+1 = " + std::to_string(bt + 1));
   }
-  file_.check_vocab(vocab_size);
+  files_.check_vocab(vocab_size);
   windows_ = n / bt;
 }
 
@@ -97,8 +97,8 @@ int64_t DataLoader::window_start(int64_t step, int micro) const {
   const int64_t g = global_window(step, micro);
   const int64_t n = num_tokens(), bt = tokens_per_batch();
   if (!shuffle_) {
-    // (g·B·T) mod N without overflow: both factors reduced below N < 2^31 first.
-    return (g % n) * (bt % n) % n;
+    // (g·B·T) mod N without overflow (N may pass 2^32 over many files).
+    return int64_t((unsigned __int128)(g % n) * uint64_t(bt % n) % uint64_t(n));
   }
   const int64_t e = g / windows_;
   if (e != cached_epoch_) {
@@ -109,14 +109,13 @@ int64_t DataLoader::window_start(int64_t step, int micro) const {
 }
 
 void DataLoader::batch(int64_t step, int micro, int32_t* inputs, int32_t* targets) const {
-  const int64_t n = num_tokens(), bt = tokens_per_batch();
-  const uint16_t* tok = file_.data();
-  // B·T < N, so the window wraps at most once: step the position circularly.
-  int64_t p = window_start(step, micro);
+  const int64_t bt = tokens_per_batch();
+  // B·T < N, so the window wraps at most once.
+  window_.resize(std::size_t(bt + 1));
+  files_.read(window_start(step, micro), bt + 1, window_.data());
   for (int64_t i = 0; i < bt; ++i) {
-    inputs[i] = tok[p];
-    p = p + 1 == n ? 0 : p + 1;
-    targets[i] = tok[p];
+    inputs[i] = window_[std::size_t(i)];
+    targets[i] = window_[std::size_t(i + 1)];
   }
 }
 

@@ -1,7 +1,12 @@
-// Data loader: micro-batches of B sequences of T tokens from a token file.
+// Data loader: micro-batches of B sequences of T tokens from token files.
+//
+// The data is one sequence of N tokens: a single file, or several files
+// concatenated in order (a list, a glob such as llm.c's "fineweb_train_*.bin";
+// io/token_files.hpp). Everything below refers to positions in that sequence,
+// so windows run across file boundaries exactly as within one file.
 //
 // Every micro-batch is one window of B·T+1 consecutive tokens (consecutive
-// circularly: reading past the last token continues at token 0):
+// circularly: reading past the last token continues at token 0 of the first file):
 //   inputs  = window[0 .. B·T)      targets = window[1 .. B·T]
 // so targets are the inputs shifted by one. Row b of the [B, T] batch is
 // inputs[b·T .. b·T+T).
@@ -26,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "io/token_file.hpp"
+#include "io/token_files.hpp"
 
 namespace zeropp {
 
@@ -42,14 +47,14 @@ std::vector<int64_t> shuffle_windows(int64_t W, uint64_t seed, int64_t epoch);
 
 class DataLoader {
  public:
-  // Opens and validates `path` (see TokenFile), checks every token < vocab_size
-  // and that the file holds at least one window (N ≥ B·T+1). Throws
-  // zeropp::Error naming the file and the problem.
-  DataLoader(const std::string& path, int B, int T, int rank, int world_size, int accum_steps, int vocab_size,
+  // Opens and validates the files of `spec` (see TokenFiles), checks every
+  // token < vocab_size and that they hold at least one window (N ≥ B·T+1).
+  // Throws zeropp::Error naming the file (or spec) and the problem.
+  DataLoader(const std::string& spec, int B, int T, int rank, int world_size, int accum_steps, int vocab_size,
              bool shuffle, uint64_t seed);
 
   // The validation loader of the header comment (A = 1, no shuffle).
-  static DataLoader validation(const std::string& path, int B, int T, int rank, int world_size,
+  static DataLoader validation(const std::string& spec, int B, int T, int rank, int world_size,
                                int vocab_size);
 
   // Fills inputs[B·T] and targets[B·T] for optimizer step `step` and
@@ -61,8 +66,8 @@ class DataLoader {
   // Epoch that (step, micro) of this rank falls in: g / W (also without shuffle).
   int64_t epoch(int64_t step, int micro) const;
 
-  const std::string& path() const { return file_.path(); }
-  int64_t num_tokens() const { return file_.size(); }
+  const std::string& path() const { return files_.spec(); }
+  int64_t num_tokens() const { return files_.size(); }
   int64_t windows_per_epoch() const { return windows_; }
   int B() const { return B_; }
   int T() const { return T_; }
@@ -71,7 +76,7 @@ class DataLoader {
  private:
   int64_t global_window(int64_t step, int micro) const;
 
-  TokenFile file_;
+  TokenFiles files_;
   int B_, T_, rank_, world_size_, accum_steps_;
   bool shuffle_;
   uint64_t seed_;
@@ -80,6 +85,7 @@ class DataLoader {
   // one cached epoch makes the shuffle O(1) per batch after the first.
   mutable int64_t cached_epoch_ = -1;
   mutable std::vector<int64_t> cached_perm_;
+  mutable std::vector<uint16_t> window_;  // B·T+1 tokens of the current batch
 };
 
 }  // namespace zeropp

@@ -12,51 +12,12 @@
 #include <vector>
 
 #include "io/token_file.hpp"
+#include "io/utf8.hpp"
 #include "src/base/errors.hpp"
 
 namespace zeropp {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-// Offset of the first byte that breaks UTF-8 (RFC 3629: no overlongs, no
-// surrogates, nothing above U+10FFFF), or -1 if the text is valid. A binary
-// file (e.g. a .bin passed by mistake) fails here instead of training on noise.
-int64_t first_invalid_utf8(const std::string& s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const size_t n = s.size();
-  size_t i = 0;
-  while (i < n) {
-    const unsigned c = p[i];
-    size_t len;
-    unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return int64_t(i);
-    }
-    if (i + len > n) return int64_t(i);
-    if (p[i + 1] < lo || p[i + 1] > hi) return int64_t(i);
-    for (size_t k = 2; k < len; ++k)
-      if (p[i + k] < 0x80 || p[i + k] > 0xBF) return int64_t(i);
-    i += len;
-  }
-  return -1;
-}
-
-}  // namespace
 
 std::string PrepareStats::summary() const {
   std::ostringstream os;
@@ -79,15 +40,8 @@ PrepareStats prepare_data(const std::string& input_path, const std::string& out_
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw Error("input " + input_path + ": read error");
   if (text.empty()) throw Error("input " + input_path + ": is empty");
-  if (const int64_t bad = first_invalid_utf8(text); bad >= 0) {
-    throw Error("input " + input_path + ": not UTF-8 text (invalid byte 0x" +
-                [&] {
-                  char b[3];
-                  std::snprintf(b, sizeof b, "%02X", unsigned(static_cast<unsigned char>(text[size_t(bad)])));
-                  return std::string(b);
-                }() +
-                " at offset " + std::to_string(bad) + ")");
-  }
+  if (const int64_t bad = first_invalid_utf8(text); bad >= 0)
+    throw Error(invalid_utf8_message("input " + input_path, text, bad));
   const auto n = int64_t(text.size());
   if (n > int64_t(std::numeric_limits<int32_t>::max())) {
     throw Error("input " + input_path + ": " + std::to_string(n) +

@@ -118,29 +118,53 @@ void TokenFile::check_vocab(int64_t vocab_size) const {
   }
 }
 
+TokenFileWriter::TokenFileWriter(const std::string& path) : path_(path) {
+  f_ = std::fopen(path.c_str(), "wb");
+  if (!f_) fail(path, "cannot create: " + errno_text());
+  const int32_t header[kTokenFileHeaderInts] = {};
+  if (std::fwrite(header, sizeof header, 1, f_) != 1) fail(path, "cannot write: " + errno_text());
+}
+
+TokenFileWriter::~TokenFileWriter() {
+  if (f_) std::fclose(f_);
+}
+
+void TokenFileWriter::append(const uint16_t* tokens, std::size_t count) {
+  if (count_ + count > std::size_t(std::numeric_limits<int32_t>::max()))
+    fail(path_, std::to_string(count_ + count) + " tokens do not fit the format's int32 count");
+  if (count > 0 && std::fwrite(tokens, sizeof(uint16_t), count, f_) != count)
+    fail(path_, "cannot write: " + errno_text());
+  count_ += count;
+}
+
+void TokenFileWriter::close() {
+  int32_t header[kTokenFileHeaderInts] = {};
+  header[0] = kTokenFileMagic;
+  header[1] = kTokenFileVersion;
+  header[2] = static_cast<int32_t>(count_);
+  bool ok = std::fseek(f_, 0, SEEK_SET) == 0 && std::fwrite(header, sizeof header, 1, f_) == 1;
+  std::string err = ok ? "" : errno_text();
+  // fclose flushes: its failure (e.g. a full disk) is a write failure too.
+  if (std::fclose(f_) != 0 && ok) {
+    ok = false;
+    err = errno_text();
+  }
+  f_ = nullptr;
+  if (!ok) fail(path_, "cannot write: " + err);
+}
+
 void write_token_file(const std::string& path, const uint16_t* tokens, std::size_t count) {
   if (count > std::size_t(std::numeric_limits<int32_t>::max())) {
     fail(path, std::to_string(count) + " tokens do not fit the format's int32 count");
   }
-  int32_t header[kTokenFileHeaderInts] = {};
-  header[0] = kTokenFileMagic;
-  header[1] = kTokenFileVersion;
-  header[2] = static_cast<int32_t>(count);
-
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) fail(path, "cannot create " + tmp + ": " + errno_text());
-  bool ok = std::fwrite(header, sizeof header, 1, f) == 1;
-  if (ok && count > 0) ok = std::fwrite(tokens, sizeof(uint16_t), count, f) == count;
-  std::string write_err = ok ? "" : errno_text();
-  // fclose flushes: its failure (e.g. a full disk) is a write failure too.
-  if (std::fclose(f) != 0 && ok) {
-    ok = false;
-    write_err = errno_text();
-  }
-  if (!ok) {
+  try {
+    TokenFileWriter w(tmp);
+    w.append(tokens, count);
+    w.close();
+  } catch (const Error&) {
     std::remove(tmp.c_str());
-    fail(path, "cannot write " + tmp + ": " + write_err);
+    throw;
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string err = errno_text();

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,26 @@ class TokenFile {
   std::size_t map_bytes_ = 0;
   const uint16_t* tokens_ = nullptr;
   int64_t count_ = 0;
+};
+
+// Writes a token file in pieces (for streams longer than memory): the header
+// is written again with the final count by close(). No temporary file: write
+// into a folder nobody reads yet. Throws Error naming the path.
+class TokenFileWriter {
+ public:
+  explicit TokenFileWriter(const std::string& path);
+  ~TokenFileWriter();  // closes without checking, if close() was not called
+  TokenFileWriter(const TokenFileWriter&) = delete;
+  TokenFileWriter& operator=(const TokenFileWriter&) = delete;
+
+  void append(const uint16_t* tokens, std::size_t count);
+  void close();
+  std::size_t count() const { return count_; }
+
+ private:
+  std::string path_;
+  std::FILE* f_ = nullptr;
+  std::size_t count_ = 0;
 };
 
 // Writes tokens to `path` atomically (temporary file + rename). Throws Error

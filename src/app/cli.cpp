@@ -6,6 +6,10 @@
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_locate.hpp"
 #include "io/prepare_data.hpp"
+#include "io/prepare_shards.hpp"
+#include "io/run_dir.hpp"
+#include "io/tokenizer/tokenizer_files.hpp"
+#include "io/tokenizer/train.hpp"
 #include "src/app/bench.hpp"
 #include "src/app/build_info.hpp"
 #include "src/app/ckpt_convert.hpp"
@@ -93,14 +97,39 @@ int run_cli(int argc, char** argv) {
   train->allow_extras();
   train->footer("\n" + keys_help());
 
-  std::string input, out_dir;
+  std::vector<std::string> inputs;
+  std::string out_dir, tokenizer_dir;
   double val_fraction = 0.05;
-  auto* prep =
-      app.add_subcommand("prepare-data", "Turn UTF-8 text into byte-level token files (llm.c format)");
-  prep->add_option("--input", input, "UTF-8 text file")->required();
-  prep->add_option("--out-dir", out_dir, "Folder for train.bin and val.bin")->required();
+  int64_t shard_tokens = kDefaultShardTokens, val_tokens = kDefaultValTokens;
+  auto* prep = app.add_subcommand("prepare-data",
+                                  "Turn UTF-8 text into token files (llm.c format): bytes, or BPE shards");
+  prep->add_option("--input", inputs, "UTF-8 text file (with --tokenizer: one or more, one document each)")
+      ->required();
+  prep->add_option("--out-dir", out_dir, "Folder for train.bin and val.bin (with --tokenizer: the shards)")
+      ->required();
+  auto* tok_opt = prep->add_option("--tokenizer", tokenizer_dir,
+                                   "Folder with encoder.json + vocab.bpe or tokenizer.json: write "
+                                   "val_NNNNNN.bin and train_NNNNNN.bin shards of BPE tokens");
   prep->add_option("--val-fraction", val_fraction, "Share of the tokens (at the end) for validation")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->excludes(tok_opt);
+  prep->add_option("--shard-tokens", shard_tokens, "With --tokenizer: tokens per shard")
+      ->capture_default_str()
+      ->needs(tok_opt);
+  prep->add_option("--val-tokens", val_tokens, "With --tokenizer: the first tokens, for validation")
+      ->capture_default_str()
+      ->needs(tok_opt);
+
+  auto* tokenizer = app.add_subcommand("tokenizer", "Byte-level BPE vocabularies (GPT-2's format)");
+  tokenizer->require_subcommand(1);
+  std::vector<std::string> corpus;
+  std::string tok_out;
+  std::size_t vocab_size = 0;
+  auto* ttrain =
+      tokenizer->add_subcommand("train", "Learn a vocabulary: writes OUT/encoder.json and OUT/vocab.bpe");
+  ttrain->add_option("corpus", corpus, "UTF-8 text files")->required();
+  ttrain->add_option("--vocab-size", vocab_size, "Tokens, <|endoftext|> included (257 .. 65536)")->required();
+  ttrain->add_option("--out", tok_out, "Folder for the vocabulary files")->required();
 
   std::string ckpt_file;
   auto* ckpt = app.add_subcommand("ckpt", "Inspect and convert checkpoints");
@@ -176,11 +205,28 @@ int run_cli(int argc, char** argv) {
       return run_training(cfg, deck, resume, overwrite, init_from);
     }
     if (*prep) {
-      const PrepareStats st = collectively(MPI_COMM_WORLD, [&] {
-        // One writer: the others wait for its verdict.
-        return world_rank() == 0 ? prepare_data(input, out_dir, val_fraction) : PrepareStats{};
+      // One writer: the others wait for its verdict.
+      const std::string line = collectively(MPI_COMM_WORLD, [&]() -> std::string {
+        if (world_rank() != 0) return "";
+        if (!tokenizer_dir.empty())
+          return prepare_shards(inputs, out_dir, tokenizer_dir, shard_tokens, val_tokens).summary();
+        if (inputs.size() != 1) throw Error("prepare-data: without --tokenizer, exactly one --input");
+        return prepare_data(inputs.front(), out_dir, val_fraction).summary();
       });
-      log0("%s\n", st.summary().c_str());
+      log0("%s\n", line.c_str());
+      return kExitOk;
+    }
+    if (*ttrain) {
+      const std::string line = collectively(MPI_COMM_WORLD, [&]() -> std::string {
+        if (world_rank() != 0) return "";
+        const BpeVocab v = train_bpe(corpus, vocab_size);
+        make_run_dir(tok_out);
+        write_gpt2_vocab(tok_out, v);
+        return "tokenizer train: " + std::to_string(v.tokens.size()) + " tokens (" +
+               std::to_string(v.merges.size()) + " merges) -> " + tok_out + "/encoder.json, " + tok_out +
+               "/vocab.bpe";
+      });
+      log0("%s\n", line.c_str());
       return kExitOk;
     }
     if (*cinfo || *cverify) return run_ckpt_command(ckpt_file, bool(*cinfo));

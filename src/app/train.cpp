@@ -64,7 +64,7 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   rows.emplace_back("BLAS", gemm_backend_name());
   rows.emplace_back("BLAS kernels", blas_core_name());
   rows.emplace_back("Kokkos", ExecSpace::name());
-  rows.emplace_back("data", cfg.data.train + (cfg.data.shuffle ? " (shuffled)" : " (in order)"));
+  rows.emplace_back("data", token_file_spec(cfg.data.train) + (cfg.data.shuffle ? " (shuffled)" : " (in order)"));
   rows.emplace_back("output", cfg.train.out_dir);
   return rows;
 }
@@ -78,8 +78,8 @@ std::unique_ptr<DataLoader> open_loader(const Config& cfg, const Topology& topo,
     return cfg.data.val.empty() || t.val_batches == 0
                ? nullptr
                : std::make_unique<DataLoader>(DataLoader::validation(
-                     cfg.data.val, t.batch_size, t.seq_len, topo.rank, topo.P, cfg.model.vocab_size));
-  return std::make_unique<DataLoader>(cfg.data.train, t.batch_size, t.seq_len, topo.rank, topo.P,
+                     token_file_spec(cfg.data.val), t.batch_size, t.seq_len, topo.rank, topo.P, cfg.model.vocab_size));
+  return std::make_unique<DataLoader>(token_file_spec(cfg.data.train), t.batch_size, t.seq_len, topo.rank, topo.P,
                                       t.grad_accum, cfg.model.vocab_size, cfg.data.shuffle, uint64_t(t.seed));
 }
 }  // namespace

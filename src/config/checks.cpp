@@ -71,6 +71,14 @@ KeyCheck one_of(std::initializer_list<const char*> values) {
           }};
 }
 
+KeyCheck no_commas() {
+  return {"entries without commas", [](const KeyValue& v) {
+            for (const auto& s : std::get<std::vector<std::string>>(v))
+              if (s.find(',') != std::string::npos) return false;
+            return true;
+          }};
+}
+
 KeyCheck not_empty() {
   return {"non-empty", [](const KeyValue& v) {
             if (const auto* s = std::get_if<std::string>(&v)) return !s->empty();

@@ -49,8 +49,9 @@ struct OptimConfig {
 };
 
 struct DataConfig {
-  std::string train = "data/kjv/train.bin";
-  std::string val = "data/kjv/val.bin";
+  // Token files: paths or globs, read as one sequence (io/token_files.hpp).
+  std::vector<std::string> train = {"data/kjv/train.bin"};
+  std::vector<std::string> val = {"data/kjv/val.bin"};
   bool shuffle = false;
 };
 

@@ -124,8 +124,9 @@ std::vector<Key> build_table() {
   optim.add("grad_clip", &OptimConfig::grad_clip, "global-norm clipping (0: off)", {non_negative()});
 
   Section<DataConfig> data{t, "data", &Config::data};
-  data.add("train", &DataConfig::train, "training token file", {not_empty()});
-  data.add("val", &DataConfig::val, "validation token file (\"\": no validation)");
+  data.add("train", &DataConfig::train, "training token files: paths or globs, read as one sequence",
+           {not_empty(), no_commas()});
+  data.add("val", &DataConfig::val, "validation token files (empty: no validation)", {no_commas()});
   data.add("shuffle", &DataConfig::shuffle, "visit the file's windows in a seeded order per epoch");
 
   Section<LogConfig> log{t, "log", &Config::log};

@@ -59,8 +59,8 @@ inline Config tiny(int A, const std::string& dtype) {
   c.optim.min_lr = 3e-4;
   c.optim.warmup_steps = 1;
   c.optim.grad_clip = 0.5;  // small enough to clip: the global norm path is exercised
-  c.data.train = corpus();
-  c.data.val = "";
+  c.data.train = {corpus()};
+  c.data.val = {};
   c.data.shuffle = false;
   c.zero.comm_dtype = dtype;
   return c;

@@ -193,3 +193,16 @@ TEST_CASE("list keys read TOML arrays of strings, one string, or an empty array"
   const auto back = toml::parse("k = " + toml_text(files));
   CHECK(value_from_toml(KeyType::StringList, *back.get("k")) == KeyValue(files));
 }
+
+TEST_CASE("data.train and data.val take a string or an array of strings", "[config]") {
+  const auto deck =
+      write_deck("files.toml", "[data]\ntrain = [\"a/train_*.bin\", \"b.bin\"]\nval = \"v.bin\"\n");
+  const Config c = load_config(deck, {});
+  CHECK(c.data.train == std::vector<std::string>{"a/train_*.bin", "b.bin"});
+  CHECK(c.data.val == std::vector<std::string>{"v.bin"});
+  CHECK(parse_config_text(to_toml(c), "resolved").data.train == c.data.train);
+  CHECK_THAT(error_of(write_deck("files_bad.toml", "[data]\ntrain = [\"a,b\"]\n")),
+             Catch::Contains("data.train") && Catch::Contains("entries without commas"));
+  CHECK_THAT(error_of(write_deck("files_num.toml", "[data]\ntrain = [1]\n")), Catch::Contains("data.train"));
+  std::remove(deck.c_str());
+}
