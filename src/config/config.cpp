@@ -97,6 +97,7 @@ std::vector<Field> fields(Config& c) {
       I("checkpoint.fault_kill_rank", c.checkpoint.fault_kill_rank),
       L("checkpoint.fault_kill_step", c.checkpoint.fault_kill_step),
       I("checkpoint.fault_kill_after", c.checkpoint.fault_kill_after),
+      S("comm.backend", c.comm.backend),
       F("comm.timeout_s", c.comm.timeout_s),
       F("comm.internode_gbps", c.comm.internode_gbps),
       I("comm.fault_stall_rank", c.comm.fault_stall_rank),
@@ -355,6 +356,8 @@ void validate(const Config& c) {
        "must not be negative (0: keep all)");
   need(c.comm.internode_gbps >= 0, "comm.internode_gbps", fmt_double(c.comm.internode_gbps),
        "must not be negative (0: no emulation)");
+  need(c.comm.backend == "auto" || c.comm.backend == "mpi" || c.comm.backend == "nccl", "comm.backend",
+       "\"" + c.comm.backend + "\"", "must be \"auto\", \"mpi\" or \"nccl\"");
   need(c.comm.timeout_s > 0, "comm.timeout_s", fmt_double(c.comm.timeout_s), "must be positive");
 }
 

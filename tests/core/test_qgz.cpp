@@ -12,7 +12,7 @@
 
 #include "core/engine_fixture.hpp"
 #include "core/qgz_model.hpp"
-#include "src/comm/communicator.hpp"
+#include "src/comm/mpi/mpi_communicator.hpp"
 #include "src/comm/topology.hpp"
 #include "src/zero/qgz.hpp"
 #include "src/zero/shard.hpp"
@@ -83,7 +83,7 @@ std::vector<int64_t> unit_sizes(int P, int64_t block) {
 TEST_CASE("QgzReducer::reduce delivers, element by element, the two-hop quantized sum of every rank's slice",
           "[qgz]") {
   const int P = world_size(), r = world_rank();
-  Communicator comm(r);
+  MpiCommunicator comm(r);
   for (int X = 1; X <= P; X *= 2) {
     Topology t(X);
     for (int64_t block : {8, 32})
@@ -128,7 +128,7 @@ TEST_CASE("QgzReducer::reduce delivers, element by element, the two-hop quantize
 
 TEST_CASE("QgzReducer::reduce returns the exact sum when every hop's values are representable", "[qgz]") {
   const int P = world_size(), r = world_rank();
-  Communicator comm(r);
+  MpiCommunicator comm(r);
   for (int X = 1; X <= P; X *= 2) {
     Topology t(X);
     for (bool ef : {false, true}) {  // exact sends leave zero error to feed back
