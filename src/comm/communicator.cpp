@@ -88,13 +88,10 @@ void Communicator::count_sent(const Group& g, int to, Kind kind, Purpose purpose
   (g.same_node(to) ? b.intra : b.inter) += bytes;
 }
 
-void Communicator::enter() {
+Request Communicator::start(Group& g, const Collective& c) {
   if (world_rank_ == stall_rank_ && step_ == stall_step_)
     for (;;) sleep(1);  // fault injection: the others' watchdog must fire
-}
-
-Request Communicator::start(std::unique_ptr<Request::State> s) {
-  Request r(std::move(s));
+  Request r(post(g, c));
   test(r);
   return r;
 }
@@ -142,9 +139,11 @@ void Communicator::wait(Request& r) {
 
 Request Communicator::start_allgather(Group& g, const void* send, void* recv, int64_t count, DType dtype,
                                       Purpose purpose, const std::string& label) {
-  const int64_t bytes = bytes_of(dtype, count);
-  enter();
-  return start(post_allgather(g, send, recv, bytes, purpose, label));
+  Collective c{Kind::AllGather, purpose, label};
+  c.in = send;
+  c.out = recv;
+  c.bytes = bytes_of(dtype, count);
+  return start(g, c);
 }
 
 void Communicator::allgather(Group& g, const void* send, void* recv, int64_t count, DType dtype,
@@ -158,8 +157,12 @@ Request Communicator::start_reduce_scatter(Group& g, const float* in, float* out
   if (wire != DType::F32 && wire != DType::BF16)
     throw Error(std::string("communicator: reduce-scatter wire dtype must be f32 or bf16, got ") +
                 name_of(wire));
-  enter();
-  return start(post_reduce_scatter(g, in, out, n, wire, purpose, label));
+  Collective c{Kind::ReduceScatter, purpose, label};
+  c.in = in;
+  c.out = out;
+  c.n = n;
+  c.wire = wire;
+  return start(g, c);
 }
 
 void Communicator::reduce_scatter(Group& g, const float* in, float* out, int64_t n, DType wire,
@@ -170,9 +173,11 @@ void Communicator::reduce_scatter(Group& g, const float* in, float* out, int64_t
 
 Request Communicator::start_alltoall(Group& g, const void* send, void* recv, int64_t count, DType dtype,
                                      Purpose purpose, const std::string& label) {
-  const int64_t bytes = bytes_of(dtype, count);
-  enter();
-  return start(post_alltoall(g, send, recv, bytes, purpose, label));
+  Collective c{Kind::AllToAll, purpose, label};
+  c.in = send;
+  c.out = recv;
+  c.bytes = bytes_of(dtype, count);
+  return start(g, c);
 }
 
 void Communicator::alltoall(Group& g, const void* send, void* recv, int64_t count, DType dtype,
@@ -181,26 +186,35 @@ void Communicator::alltoall(Group& g, const void* send, void* recv, int64_t coun
   wait(r);
 }
 
+void Communicator::allreduce(Group& g, void* values, int64_t n, bool f64, Purpose purpose,
+                             const std::string& label) {
+  Collective c{Kind::AllReduce, purpose, label};
+  c.out = values;
+  c.n = n;
+  c.f64 = f64;
+  Request r = start(g, c);
+  wait(r);
+}
+
 void Communicator::allreduce_sum(Group& g, float* values, int64_t n, Purpose purpose,
                                  const std::string& label) {
-  enter();
-  Request r = start(post_allreduce_sum(g, values, n, purpose, label));
-  wait(r);
+  allreduce(g, values, n, false, purpose, label);
 }
 
 void Communicator::allreduce_sum(Group& g, double* values, int64_t n, Purpose purpose,
                                  const std::string& label) {
-  enter();
-  Request r = start(post_allreduce_sum(g, values, n, purpose, label));
-  wait(r);
+  allreduce(g, values, n, true, purpose, label);
 }
 
 void Communicator::broadcast(Group& g, void* data, int64_t bytes, int root, Purpose purpose,
                              const std::string& label) {
   if (root < 0 || root >= g.size())
     throw Error("communicator: broadcast root " + std::to_string(root) + " not in group");
-  enter();
-  Request r = start(post_broadcast(g, data, bytes, root, purpose, label));
+  Collective c{Kind::Broadcast, purpose, label};
+  c.out = data;
+  c.bytes = bytes;
+  c.root = root;
+  Request r = start(g, c);
   wait(r);
 }
 

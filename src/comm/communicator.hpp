@@ -172,25 +172,25 @@ class Communicator {
   void count_sent(const Group& g, int to, Kind kind, Purpose purpose, int64_t bytes);
 
  protected:
-  // The backends' collectives, arguments already checked (bytes: per member's block).
-  virtual std::unique_ptr<Request::State> post_allgather(Group& g, const void* send, void* recv,
-                                                         int64_t bytes, Purpose purpose,
-                                                         const std::string& label) = 0;
-  virtual std::unique_ptr<Request::State> post_reduce_scatter(Group& g, const float* in, float* out,
-                                                              int64_t n, DType wire, Purpose purpose,
-                                                              const std::string& label) = 0;
-  virtual std::unique_ptr<Request::State> post_alltoall(Group& g, const void* send, void* recv, int64_t bytes,
-                                                        Purpose purpose, const std::string& label) = 0;
-  virtual std::unique_ptr<Request::State> post_allreduce_sum(Group& g, float* values, int64_t n,
-                                                             Purpose purpose, const std::string& label) = 0;
-  virtual std::unique_ptr<Request::State> post_allreduce_sum(Group& g, double* values, int64_t n,
-                                                             Purpose purpose, const std::string& label) = 0;
-  virtual std::unique_ptr<Request::State> post_broadcast(Group& g, void* data, int64_t bytes, int root,
-                                                         Purpose purpose, const std::string& label) = 0;
+  // One collective as the interface hands it to a backend, arguments checked.
+  struct Collective {
+    Kind kind;
+    Purpose purpose;
+    std::string label;
+    const void* in = nullptr;  // all-gather, all-to-all: send; reduce-scatter: p·n fp32
+    void* out = nullptr;  // all-gather, all-to-all: recv; reduce-scatter: n fp32; all-reduce, broadcast: data
+    int64_t bytes = 0;    // all-gather, all-to-all: one member's block; broadcast: data
+    int64_t n = 0;        // reduce-scatter: fp32 per member; all-reduce: values
+    DType wire = DType::F32;  // reduce-scatter: F32 or BF16
+    bool f64 = false;         // all-reduce: doubles (else floats)
+    int root = 0;             // broadcast
+  };
+  // The backend's collective, started (not yet complete).
+  virtual std::unique_ptr<Request::State> post(Group& g, const Collective& c) = 0;
 
  private:
-  Request start(std::unique_ptr<Request::State> s);
-  void enter();  // before every collective: the fault injection
+  Request start(Group& g, const Collective& c);  // the fault injection, then post()
+  void allreduce(Group& g, void* values, int64_t n, bool f64, Purpose purpose, const std::string& label);
 
   int world_rank_;
   double timeout_s_;

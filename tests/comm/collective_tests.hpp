@@ -20,27 +20,24 @@ namespace zeropp::test {
 TEMPLATE_TEST_CASE("ring all-gather: exact bytes, closed-form counters", "[comm]", ZEROPP_COMM_BACKEND) {
   ZEROPP_SKIP_UNUSABLE_BACKEND();
   auto comm = TestType::make();
-  for (int X : layouts()) {
-    Topology t(X);
-    for (Group& g : groups(t))
-      for (DType d : {DType::F32, DType::BF16, DType::I8, DType::I4})
-        for (int64_t count : {0, 2, 1000}) {
-          const int64_t b = bytes_of(d, count);
-          std::vector<char> host(static_cast<size_t>(b));
-          for (int64_t i = 0; i < b; ++i) host[size_t(i)] = char(g.rank() * 31 + i);
-          typename TestType::template Buffer<char> mine(host),
-              all(std::vector<char>(size_t(b * g.size()), 0));
-          comm->counters().reset();
-          comm->allgather(g, mine.data(), all.data(), count, d, Purpose::FwdGather, "u");
-          const std::vector<char> got_all = all.host();
-          for (int m = 0; m < g.size(); ++m)
-            for (int64_t i = 0; i < b; ++i) REQUIRE(got_all[size_t(m * b + i)] == char(m * 31 + i));
-          const Bytes want = ring_bytes(g, b), got = comm->counters().at(Kind::AllGather, Purpose::FwdGather);
-          CHECK(got.intra == want.intra);
-          CHECK(got.inter == want.inter);
-          CHECK(comm->counters().total().total() == want.total());
-        }
-  }
+  for_each_group([&](const Topology&, Group& g) {
+    for (DType d : {DType::F32, DType::BF16, DType::I8, DType::I4})
+      for (int64_t count : {0, 2, 1000}) {
+        const int64_t b = bytes_of(d, count);
+        std::vector<char> host(static_cast<size_t>(b));
+        for (int64_t i = 0; i < b; ++i) host[size_t(i)] = char(g.rank() * 31 + i);
+        typename TestType::template Buffer<char> mine(host), all(std::vector<char>(size_t(b * g.size()), 0));
+        comm->counters().reset();
+        comm->allgather(g, mine.data(), all.data(), count, d, Purpose::FwdGather, "u");
+        const std::vector<char> got_all = all.host();
+        for (int m = 0; m < g.size(); ++m)
+          for (int64_t i = 0; i < b; ++i) REQUIRE(got_all[size_t(m * b + i)] == char(m * 31 + i));
+        const Bytes want = ring_bytes(g, b), got = comm->counters().at(Kind::AllGather, Purpose::FwdGather);
+        CHECK(got.intra == want.intra);
+        CHECK(got.inter == want.inter);
+        CHECK(comm->counters().total().total() == want.total());
+      }
+  });
 }
 
 TEMPLATE_TEST_CASE("world ring crosses nodes only from local rank X-1", "[comm]", ZEROPP_COMM_BACKEND) {
@@ -83,30 +80,28 @@ TEMPLATE_TEST_CASE("ring reduce-scatter f32: exact sum in the documented order",
                    ZEROPP_COMM_BACKEND) {
   ZEROPP_SKIP_UNUSABLE_BACKEND();
   auto comm = TestType::make();
-  for (int X : layouts()) {
-    Topology t(X);
-    for (Group& g : groups(t))
-      for (int64_t n : {0, 1, 777}) {
-        const int p = g.size(), r = g.rank();
-        std::vector<float> host(static_cast<size_t>(p * n));
-        for (int64_t i = 0; i < p * n; ++i) host[size_t(i)] = value(r, i);
-        typename TestType::template Buffer<float> in(host), out(std::vector<float>(size_t(n), -1.0f));
-        comm->counters().reset();
-        comm->reduce_scatter(g, in.data(), out.data(), n, DType::F32, Purpose::GradReduce, "u");
-        const std::vector<float> got_out = out.host();
-        for (int64_t i = 0; i < n; ++i) {
-          // Block r is summed as x[r+1] + x[r+2] + ... + x[r] (members mod p).
-          const int64_t j = r * n + i;
-          float want = value((r + 1) % p, j);
-          for (int k = 2; k <= p; ++k) want += value((r + k) % p, j);
-          REQUIRE(got_out[size_t(i)] == want);  // bitwise: the order is deterministic
-        }
-        const Bytes want = ring_bytes(g, 4 * n),
-                    got = comm->counters().at(Kind::ReduceScatter, Purpose::GradReduce);
-        CHECK(got.intra == want.intra);
-        CHECK(got.inter == want.inter);
+  for_each_group([&](const Topology&, Group& g) {
+    for (int64_t n : {0, 1, 777}) {
+      const int p = g.size(), r = g.rank();
+      std::vector<float> host(static_cast<size_t>(p * n));
+      for (int64_t i = 0; i < p * n; ++i) host[size_t(i)] = value(r, i);
+      typename TestType::template Buffer<float> in(host), out(std::vector<float>(size_t(n), -1.0f));
+      comm->counters().reset();
+      comm->reduce_scatter(g, in.data(), out.data(), n, DType::F32, Purpose::GradReduce, "u");
+      const std::vector<float> got_out = out.host();
+      for (int64_t i = 0; i < n; ++i) {
+        // Block r is summed as x[r+1] + x[r+2] + ... + x[r] (members mod p).
+        const int64_t j = r * n + i;
+        float want = value((r + 1) % p, j);
+        for (int k = 2; k <= p; ++k) want += value((r + k) % p, j);
+        REQUIRE(got_out[size_t(i)] == want);  // bitwise: the order is deterministic
       }
-  }
+      const Bytes want = ring_bytes(g, 4 * n),
+                  got = comm->counters().at(Kind::ReduceScatter, Purpose::GradReduce);
+      CHECK(got.intra == want.intra);
+      CHECK(got.inter == want.inter);
+    }
+  });
 }
 
 TEMPLATE_TEST_CASE("ring reduce-scatter bf16 stays within ((p-1)·2^-8 + 2^-16)·Σ|x| of f32", "[comm]",
@@ -146,99 +141,92 @@ TEMPLATE_TEST_CASE("ring reduce-scatter bf16 stays within ((p-1)·2^-8 + 2^-16)�
 TEMPLATE_TEST_CASE("pairwise all-to-all: exact blocks, closed-form counters", "[comm]", ZEROPP_COMM_BACKEND) {
   ZEROPP_SKIP_UNUSABLE_BACKEND();
   auto comm = TestType::make();
-  for (int X : layouts()) {
-    Topology t(X);
-    for (Group& g : groups(t))
-      for (DType d : {DType::I4, DType::F32}) {
-        const int p = g.size(), r = g.rank();
-        const int64_t count = 250, b = bytes_of(d, count);
-        std::vector<char> host(static_cast<size_t>(p * b));
-        for (int to = 0; to < p; ++to)
-          for (int64_t i = 0; i < b; ++i) host[size_t(to * b + i)] = char(r * 17 + to * 5 + i);
-        typename TestType::template Buffer<char> send(host), recv(std::vector<char>(size_t(p * b)));
-        comm->counters().reset();
-        comm->alltoall(g, send.data(), recv.data(), count, d, Purpose::GradReduce, "u");
-        const std::vector<char> got_recv = recv.host();
-        for (int from = 0; from < p; ++from)
-          for (int64_t i = 0; i < b; ++i)
-            REQUIRE(got_recv[size_t(from * b + i)] == char(from * 17 + r * 5 + i));
-        int same = 0;
-        for (int m = 0; m < p; ++m) same += g.same_node(m);
-        const Bytes got = comm->counters().at(Kind::AllToAll, Purpose::GradReduce);
-        CHECK(got.intra == (same - 1) * b);
-        CHECK(got.inter == (p - same) * b);
-        if (g.name() == "world") {
-          CHECK(got.intra == (X - 1) * b);
-          CHECK(got.inter == (t.P - X) * b);
-        }
+  for_each_group([&](const Topology& t, Group& g) {
+    for (DType d : {DType::I4, DType::F32}) {
+      const int p = g.size(), r = g.rank();
+      const int64_t count = 250, b = bytes_of(d, count);
+      std::vector<char> host(static_cast<size_t>(p * b));
+      for (int to = 0; to < p; ++to)
+        for (int64_t i = 0; i < b; ++i) host[size_t(to * b + i)] = char(r * 17 + to * 5 + i);
+      typename TestType::template Buffer<char> send(host), recv(std::vector<char>(size_t(p * b)));
+      comm->counters().reset();
+      comm->alltoall(g, send.data(), recv.data(), count, d, Purpose::GradReduce, "u");
+      const std::vector<char> got_recv = recv.host();
+      for (int from = 0; from < p; ++from)
+        for (int64_t i = 0; i < b; ++i)
+          REQUIRE(got_recv[size_t(from * b + i)] == char(from * 17 + r * 5 + i));
+      int same = 0;
+      for (int m = 0; m < p; ++m) same += g.same_node(m);
+      const Bytes got = comm->counters().at(Kind::AllToAll, Purpose::GradReduce);
+      CHECK(got.intra == (same - 1) * b);
+      CHECK(got.inter == (p - same) * b);
+      if (g.name() == "world") {
+        CHECK(got.intra == (t.X - 1) * b);
+        CHECK(got.inter == (t.P - t.X) * b);
       }
-  }
+    }
+  });
 }
 
 TEMPLATE_TEST_CASE("all-reduce: rank-order sum, identical bits on every rank", "[comm]",
                    ZEROPP_COMM_BACKEND) {
   ZEROPP_SKIP_UNUSABLE_BACKEND();
   auto comm = TestType::make();
-  for (int X : layouts()) {
-    Topology t(X);
-    for (Group& g : groups(t)) {
-      const int p = g.size(), r = g.rank();
-      std::vector<float> hf(5);
-      std::vector<double> hd(3);
-      for (int i = 0; i < 5; ++i) hf[size_t(i)] = value(r, i);
-      for (int i = 0; i < 3; ++i) hd[size_t(i)] = double(value(r, 100 + i)) / 3.0;
-      typename TestType::template Buffer<float> fb(hf);
-      typename TestType::template Buffer<double> db(hd);
-      comm->counters().reset();
-      comm->allreduce_sum(g, fb.data(), 5, Purpose::Other, "norm");
-      comm->allreduce_sum(g, db.data(), 3, Purpose::Other, "norm");
-      const std::vector<float> f = fb.host();
-      const std::vector<double> d = db.host();
-      for (int i = 0; i < 5; ++i) {
-        float want = value(0, i);
-        for (int m = 1; m < p; ++m) want += value(m, i);
-        REQUIRE(f[size_t(i)] == want);
-      }
-      for (int i = 0; i < 3; ++i) {
-        double want = double(value(0, 100 + i)) / 3.0;
-        for (int m = 1; m < p; ++m) want += double(value(m, 100 + i)) / 3.0;
-        REQUIRE(d[size_t(i)] == want);
-      }
-      // Bitwise agreement across the group.
-      std::vector<double> all(static_cast<size_t>(3 * p));
-      MPI_Allgather(d.data(), 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, g.comm());
-      for (int m = 0; m < p; ++m) REQUIRE(std::memcmp(&all[size_t(3 * m)], d.data(), 24) == 0);
-      const Bytes want = ring_bytes(g, 5 * 4 + 3 * 8),
-                  got = comm->counters().at(Kind::AllReduce, Purpose::Other);
-      CHECK(got.intra == want.intra);
-      CHECK(got.inter == want.inter);
+  for_each_group([&](const Topology&, Group& g) {
+    const int p = g.size(), r = g.rank();
+    std::vector<float> hf(5);
+    std::vector<double> hd(3);
+    for (int i = 0; i < 5; ++i) hf[size_t(i)] = value(r, i);
+    for (int i = 0; i < 3; ++i) hd[size_t(i)] = double(value(r, 100 + i)) / 3.0;
+    typename TestType::template Buffer<float> fb(hf);
+    typename TestType::template Buffer<double> db(hd);
+    comm->counters().reset();
+    comm->allreduce_sum(g, fb.data(), 5, Purpose::Other, "norm");
+    comm->allreduce_sum(g, db.data(), 3, Purpose::Other, "norm");
+    const std::vector<float> f = fb.host();
+    const std::vector<double> d = db.host();
+    for (int i = 0; i < 5; ++i) {
+      float want = value(0, i);
+      for (int m = 1; m < p; ++m) want += value(m, i);
+      REQUIRE(f[size_t(i)] == want);
     }
-  }
+    for (int i = 0; i < 3; ++i) {
+      double want = double(value(0, 100 + i)) / 3.0;
+      for (int m = 1; m < p; ++m) want += double(value(m, 100 + i)) / 3.0;
+      REQUIRE(d[size_t(i)] == want);
+    }
+    // Bitwise agreement across the group.
+    std::vector<double> all(static_cast<size_t>(3 * p));
+    MPI_Allgather(d.data(), 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, g.comm());
+    for (int m = 0; m < p; ++m) REQUIRE(std::memcmp(&all[size_t(3 * m)], d.data(), 24) == 0);
+    const Bytes want = ring_bytes(g, 5 * 4 + 3 * 8),
+                got = comm->counters().at(Kind::AllReduce, Purpose::Other);
+    CHECK(got.intra == want.intra);
+    CHECK(got.inter == want.inter);
+  });
 }
 
 TEMPLATE_TEST_CASE("broadcast from every root", "[comm]", ZEROPP_COMM_BACKEND) {
   ZEROPP_SKIP_UNUSABLE_BACKEND();
   auto comm = TestType::make();
-  for (int X : layouts()) {
-    Topology t(X);
-    for (Group& g : groups(t))
-      for (int root = 0; root < g.size(); ++root) {
-        const int64_t b = 301;
-        std::vector<char> host(static_cast<size_t>(b), 0);
-        if (g.rank() == root)
-          for (int64_t i = 0; i < b; ++i) host[size_t(i)] = char(root + i);
-        typename TestType::template Buffer<char> data(host);
-        comm->counters().reset();
-        comm->broadcast(g, data.data(), b, root, Purpose::Other, "init");
-        host = data.host();
-        for (int64_t i = 0; i < b; ++i) REQUIRE(host[size_t(i)] == char(root + i));
-        int same = 0;
-        for (int m = 0; m < g.size(); ++m) same += g.same_node(m);
-        const Bytes got = comm->counters().at(Kind::Broadcast, Purpose::Other);
-        CHECK(got.intra == (g.rank() == root ? (same - 1) * b : 0));
-        CHECK(got.inter == (g.rank() == root ? (g.size() - same) * b : 0));
-      }
-  }
+  for_each_group([&](const Topology&, Group& g) {
+    for (int root = 0; root < g.size(); ++root) {
+      const int64_t b = 301;
+      std::vector<char> host(static_cast<size_t>(b), 0);
+      if (g.rank() == root)
+        for (int64_t i = 0; i < b; ++i) host[size_t(i)] = char(root + i);
+      typename TestType::template Buffer<char> data(host);
+      comm->counters().reset();
+      comm->broadcast(g, data.data(), b, root, Purpose::Other, "init");
+      host = data.host();
+      for (int64_t i = 0; i < b; ++i) REQUIRE(host[size_t(i)] == char(root + i));
+      int same = 0;
+      for (int m = 0; m < g.size(); ++m) same += g.same_node(m);
+      const Bytes got = comm->counters().at(Kind::Broadcast, Purpose::Other);
+      CHECK(got.intra == (g.rank() == root ? (same - 1) * b : 0));
+      CHECK(got.inter == (g.rank() == root ? (g.size() - same) * b : 0));
+    }
+  });
 }
 
 TEMPLATE_TEST_CASE("nonblocking all-gathers overlap and complete in any order", "[comm]",

@@ -22,17 +22,13 @@
 
 namespace zeropp::test {
 
-inline int world_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
-
 // Every X in {1, 2, 4} that divides P.
 inline std::vector<int> layouts() {
+  int P = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
   std::vector<int> xs;
   for (int x : {1, 2, 4})
-    if (world_size() % x == 0) xs.push_back(x);
+    if (P % x == 0) xs.push_back(x);
   return xs;
 }
 
@@ -52,12 +48,17 @@ inline Bytes ring_bytes(const Group& g, int64_t b) {
   return crosses ? Bytes{0, sent} : Bytes{sent, 0};
 }
 
-inline std::vector<Group> groups(const Topology& t) {
-  std::vector<Group> gs;
-  gs.push_back(Group::world(t));
-  gs.push_back(Group::node(t));
-  gs.push_back(Group::cross(t));
-  return gs;
+// f(topology, group) for the world, node and cross groups of every layout.
+template <class F>
+void for_each_group(F f) {
+  for (int X : layouts()) {
+    Topology t(X);
+    std::vector<Group> gs;  // made before use: making a group is collective over the world
+    gs.push_back(Group::world(t));
+    gs.push_back(Group::node(t));
+    gs.push_back(Group::cross(t));
+    for (Group& g : gs) f(t, g);
+  }
 }
 
 template <class T>

@@ -231,39 +231,27 @@ std::vector<char> MpiCommunicator::take_scratch(size_t bytes) {
 
 void MpiCommunicator::give_scratch(std::vector<char>&& buf) { scratch_.push_back(std::move(buf)); }
 
-std::unique_ptr<Request::State> MpiCommunicator::post_allgather(Group& g, const void* send, void* recv,
-                                                                int64_t bytes, Purpose purpose,
-                                                                const std::string& label) {
-  return launch(std::make_unique<AllGatherOp>(*this, g, Kind::AllGather, purpose, label, send, recv, bytes));
-}
-
-std::unique_ptr<Request::State> MpiCommunicator::post_reduce_scatter(Group& g, const float* in, float* out,
-                                                                     int64_t n, DType wire, Purpose purpose,
-                                                                     const std::string& label) {
-  return launch(std::make_unique<ReduceScatterOp>(*this, g, purpose, label, in, out, n, wire));
-}
-
-std::unique_ptr<Request::State> MpiCommunicator::post_alltoall(Group& g, const void* send, void* recv,
-                                                               int64_t bytes, Purpose purpose,
-                                                               const std::string& label) {
-  return launch(std::make_unique<AllToAllOp>(*this, g, purpose, label, send, recv, bytes));
-}
-
-std::unique_ptr<Request::State> MpiCommunicator::post_allreduce_sum(Group& g, float* values, int64_t n,
-                                                                    Purpose purpose,
-                                                                    const std::string& label) {
-  return launch(std::make_unique<AllReduceOp<float>>(*this, g, purpose, label, values, n));
-}
-
-std::unique_ptr<Request::State> MpiCommunicator::post_allreduce_sum(Group& g, double* values, int64_t n,
-                                                                    Purpose purpose,
-                                                                    const std::string& label) {
-  return launch(std::make_unique<AllReduceOp<double>>(*this, g, purpose, label, values, n));
-}
-
-std::unique_ptr<Request::State> MpiCommunicator::post_broadcast(Group& g, void* data, int64_t bytes, int root,
-                                                                Purpose purpose, const std::string& label) {
-  return launch(std::make_unique<BroadcastOp>(*this, g, purpose, label, data, bytes, root));
+std::unique_ptr<Request::State> MpiCommunicator::post(Group& g, const Collective& c) {
+  switch (c.kind) {
+    case Kind::AllGather:
+      return launch(
+          std::make_unique<AllGatherOp>(*this, g, c.kind, c.purpose, c.label, c.in, c.out, c.bytes));
+    case Kind::ReduceScatter:
+      return launch(std::make_unique<ReduceScatterOp>(*this, g, c.purpose, c.label,
+                                                      static_cast<const float*>(c.in),
+                                                      static_cast<float*>(c.out), c.n, c.wire));
+    case Kind::AllToAll:
+      return launch(std::make_unique<AllToAllOp>(*this, g, c.purpose, c.label, c.in, c.out, c.bytes));
+    case Kind::AllReduce:
+      if (c.f64)
+        return launch(std::make_unique<AllReduceOp<double>>(*this, g, c.purpose, c.label,
+                                                            static_cast<double*>(c.out), c.n));
+      return launch(std::make_unique<AllReduceOp<float>>(*this, g, c.purpose, c.label,
+                                                         static_cast<float*>(c.out), c.n));
+    case Kind::Broadcast:
+      return launch(std::make_unique<BroadcastOp>(*this, g, c.purpose, c.label, c.out, c.bytes, c.root));
+  }
+  throw Error("communicator: unknown collective kind");
 }
 
 }  // namespace zeropp

@@ -56,19 +56,7 @@ class MpiCommunicator final : public Communicator {
   void give_scratch(std::vector<char>&& buf);
 
  protected:
-  std::unique_ptr<Request::State> post_allgather(Group& g, const void* send, void* recv, int64_t bytes,
-                                                 Purpose purpose, const std::string& label) override;
-  std::unique_ptr<Request::State> post_reduce_scatter(Group& g, const float* in, float* out, int64_t n,
-                                                      DType wire, Purpose purpose,
-                                                      const std::string& label) override;
-  std::unique_ptr<Request::State> post_alltoall(Group& g, const void* send, void* recv, int64_t bytes,
-                                                Purpose purpose, const std::string& label) override;
-  std::unique_ptr<Request::State> post_allreduce_sum(Group& g, float* values, int64_t n, Purpose purpose,
-                                                     const std::string& label) override;
-  std::unique_ptr<Request::State> post_allreduce_sum(Group& g, double* values, int64_t n, Purpose purpose,
-                                                     const std::string& label) override;
-  std::unique_ptr<Request::State> post_broadcast(Group& g, void* data, int64_t bytes, int root,
-                                                 Purpose purpose, const std::string& label) override;
+  std::unique_ptr<Request::State> post(Group& g, const Collective& c) override;
 
  private:
   int64_t max_message_bytes_;

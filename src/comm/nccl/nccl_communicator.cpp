@@ -119,115 +119,101 @@ void* NcclCommunicator::scratch(int slot, size_t bytes) {
   return scratch_[slot];
 }
 
-std::unique_ptr<Request::State> NcclCommunicator::post_allgather(Group& g, const void* send, void* recv,
-                                                                 int64_t b, Purpose purpose,
-                                                                 const std::string& label) {
-  ncclComm_t c = nccl_comm(g);
-  const int64_t inter0 = begin(Kind::AllGather, purpose);
-  if (b > 0) ZCHECK_NCCL(ncclAllGather(send, recv, size_t(b), ncclUint8, c, stream_));
-  account_ring(g, Kind::AllGather, purpose, b);
-  return finish(Kind::AllGather, purpose, label, inter0);
+std::unique_ptr<Request::State> NcclCommunicator::post(Group& g, const Collective& c) {
+  const int64_t inter0 = begin(c.kind, c.purpose);
+  const int p = g.size(), r = g.rank();
+  switch (c.kind) {
+    case Kind::AllGather:
+      if (c.bytes > 0)
+        ZCHECK_NCCL(ncclAllGather(c.in, c.out, size_t(c.bytes), ncclUint8, nccl_comm(g), stream_));
+      account_ring(g, c.kind, c.purpose, c.bytes);
+      break;
+    case Kind::ReduceScatter:
+      enqueue_reduce_scatter(g, c);
+      account_ring(g, c.kind, c.purpose, bytes_of(c.wire, c.n));
+      break;
+    case Kind::AllToAll:
+      enqueue_alltoall(g, c);
+      for (int k = 0; k < p - 1; ++k) count_sent(g, mod(r + k + 1, p), c.kind, c.purpose, c.bytes);
+      break;
+    case Kind::AllReduce:
+      if (c.f64)
+        enqueue_allreduce(g, static_cast<double*>(c.out), c.n);
+      else
+        enqueue_allreduce(g, static_cast<float*>(c.out), c.n);
+      account_ring(g, c.kind, c.purpose, (c.f64 ? 8 : 4) * c.n);
+      break;
+    case Kind::Broadcast:
+      if (p > 1 && c.bytes > 0)
+        ZCHECK_NCCL(ncclBroadcast(c.out, c.out, size_t(c.bytes), ncclUint8, c.root, nccl_comm(g), stream_));
+      if (r == c.root)
+        for (int m = 0; m < p; ++m)
+          if (m != c.root) count_sent(g, m, c.kind, c.purpose, c.bytes);
+      break;
+  }
+  return finish(c.kind, c.purpose, c.label, inter0);
 }
 
-std::unique_ptr<Request::State> NcclCommunicator::post_reduce_scatter(Group& g, const float* in, float* out,
-                                                                      int64_t n, DType wire, Purpose purpose,
-                                                                      const std::string& label) {
-  ncclComm_t c = nccl_comm(g);
+void NcclCommunicator::enqueue_reduce_scatter(Group& g, const Collective& c) {
   const int p = g.size(), r = g.rank();
-  const int64_t wb = bytes_of(wire, n);
-  const int64_t inter0 = begin(Kind::ReduceScatter, purpose);
+  const auto* in = static_cast<const float*>(c.in);
+  auto* out = static_cast<float*>(c.out);
+  const int64_t n = c.n, wb = bytes_of(c.wire, n);
   if (p == 1 || n == 0) {
     if (out != in && n > 0)
       ZCHECK_CUDA(cudaMemcpyAsync(out, in, size_t(n) * 4, cudaMemcpyDeviceToDevice, stream_));
-    account_ring(g, Kind::ReduceScatter, purpose, wb);
-    return finish(Kind::ReduceScatter, purpose, label, inter0);
+    return;
   }
+  ncclComm_t comm = nccl_comm(g);
   auto* acc = static_cast<float*>(scratch(0, size_t(n) * 4));
   void* wire_out = scratch(1, size_t(wb));
   void* wire_in = scratch(2, size_t(wb));
+  const bool bf16 = c.wire == DType::BF16;
   // Hop k sends the partial sum of block r-k-1 and receives that of block r-k-2
   // (the MPI backend's ReduceScatterOp, hop for hop).
   for (int k = 0; k < p - 1; ++k) {
     const float* partial = k == 0 ? in + int64_t(mod(r - 1, p)) * n : acc;
     const void* payload = partial;
-    if (wire == DType::BF16) {
+    if (bf16) {
       cuda::to_bf16(partial, static_cast<uint16_t*>(wire_out), n, stream_);
       payload = wire_out;
     }
     ZCHECK_NCCL(ncclGroupStart());
-    ZCHECK_NCCL(ncclSend(payload, size_t(wb), ncclUint8, mod(r + 1, p), c, stream_));
-    ZCHECK_NCCL(ncclRecv(wire_in, size_t(wb), ncclUint8, mod(r - 1, p), c, stream_));
+    ZCHECK_NCCL(ncclSend(payload, size_t(wb), ncclUint8, mod(r + 1, p), comm, stream_));
+    ZCHECK_NCCL(ncclRecv(wire_in, size_t(wb), ncclUint8, mod(r - 1, p), comm, stream_));
     ZCHECK_NCCL(ncclGroupEnd());
     const float* own = in + int64_t(mod(r - k - 2, p)) * n;
     // The last hop completes block r: write it to out directly (out may be block r of in:
     // each element is read before it is written).
-    cuda::ring_accumulate(wire_in, wire == DType::BF16, own, k == p - 2 ? out : acc, n, stream_);
+    cuda::ring_accumulate(wire_in, bf16, own, k == p - 2 ? out : acc, n, stream_);
   }
-  account_ring(g, Kind::ReduceScatter, purpose, wb);
-  return finish(Kind::ReduceScatter, purpose, label, inter0);
 }
 
-std::unique_ptr<Request::State> NcclCommunicator::post_alltoall(Group& g, const void* send, void* recv,
-                                                                int64_t b, Purpose purpose,
-                                                                const std::string& label) {
-  ncclComm_t c = nccl_comm(g);
+void NcclCommunicator::enqueue_alltoall(Group& g, const Collective& c) {
   const int p = g.size(), r = g.rank();
-  const auto* src = static_cast<const char*>(send);
-  auto* dst = static_cast<char*>(recv);
-  const int64_t inter0 = begin(Kind::AllToAll, purpose);
-  if (b > 0) {
-    ZCHECK_CUDA(cudaMemcpyAsync(dst + r * b, src + r * b, size_t(b), cudaMemcpyDeviceToDevice, stream_));
-    ZCHECK_NCCL(ncclGroupStart());
-    for (int k = 0; k < p - 1; ++k) {
-      const int to = mod(r + k + 1, p), from = mod(r - k - 1, p);
-      ZCHECK_NCCL(ncclSend(src + to * b, size_t(b), ncclUint8, to, c, stream_));
-      ZCHECK_NCCL(ncclRecv(dst + from * b, size_t(b), ncclUint8, from, c, stream_));
-    }
-    ZCHECK_NCCL(ncclGroupEnd());
+  const int64_t b = c.bytes;
+  if (b == 0) return;
+  const auto* src = static_cast<const char*>(c.in);
+  auto* dst = static_cast<char*>(c.out);
+  ZCHECK_CUDA(cudaMemcpyAsync(dst + r * b, src + r * b, size_t(b), cudaMemcpyDeviceToDevice, stream_));
+  ncclComm_t comm = nccl_comm(g);
+  ZCHECK_NCCL(ncclGroupStart());
+  for (int k = 0; k < p - 1; ++k) {
+    const int to = mod(r + k + 1, p), from = mod(r - k - 1, p);
+    ZCHECK_NCCL(ncclSend(src + to * b, size_t(b), ncclUint8, to, comm, stream_));
+    ZCHECK_NCCL(ncclRecv(dst + from * b, size_t(b), ncclUint8, from, comm, stream_));
   }
-  for (int k = 0; k < p - 1; ++k) count_sent(g, mod(r + k + 1, p), Kind::AllToAll, purpose, b);
-  return finish(Kind::AllToAll, purpose, label, inter0);
+  ZCHECK_NCCL(ncclGroupEnd());
 }
 
-std::unique_ptr<Request::State> NcclCommunicator::post_broadcast(Group& g, void* data, int64_t bytes,
-                                                                 int root, Purpose purpose,
-                                                                 const std::string& label) {
-  ncclComm_t c = nccl_comm(g);
-  const int p = g.size();
-  const int64_t inter0 = begin(Kind::Broadcast, purpose);
-  if (p > 1 && bytes > 0) ZCHECK_NCCL(ncclBroadcast(data, data, size_t(bytes), ncclUint8, root, c, stream_));
-  if (g.rank() == root)
-    for (int m = 0; m < p; ++m)
-      if (m != root) count_sent(g, m, Kind::Broadcast, purpose, bytes);
-  return finish(Kind::Broadcast, purpose, label, inter0);
-}
-
+// An all-gather of every member's values, then their sum in member order.
 template <class T>
-std::unique_ptr<Request::State> NcclCommunicator::allreduce_impl(Group& g, T* values, int64_t n,
-                                                                 Purpose purpose, const std::string& label) {
-  ncclComm_t c = nccl_comm(g);
-  const int p = g.size();
+void NcclCommunicator::enqueue_allreduce(Group& g, T* values, int64_t n) {
+  if (n == 0) return;
   const int64_t b = int64_t(sizeof(T)) * n;
-  const int64_t inter0 = begin(Kind::AllReduce, purpose);
-  if (b > 0) {
-    auto* all = static_cast<T*>(scratch(0, size_t(p) * size_t(b)));
-    ZCHECK_NCCL(ncclAllGather(values, all, size_t(b), ncclUint8, c, stream_));
-    cuda::sum_members(all, p, values, n, stream_);
-  }
-  account_ring(g, Kind::AllReduce, purpose, b);
-  return finish(Kind::AllReduce, purpose, label, inter0);
-}
-
-std::unique_ptr<Request::State> NcclCommunicator::post_allreduce_sum(Group& g, float* values, int64_t n,
-                                                                     Purpose purpose,
-                                                                     const std::string& label) {
-  return allreduce_impl(g, values, n, purpose, label);
-}
-
-std::unique_ptr<Request::State> NcclCommunicator::post_allreduce_sum(Group& g, double* values, int64_t n,
-                                                                     Purpose purpose,
-                                                                     const std::string& label) {
-  return allreduce_impl(g, values, n, purpose, label);
+  auto* all = static_cast<T*>(scratch(0, size_t(g.size()) * size_t(b)));
+  ZCHECK_NCCL(ncclAllGather(values, all, size_t(b), ncclUint8, nccl_comm(g), stream_));
+  cuda::sum_members(all, g.size(), values, n, stream_);
 }
 
 }  // namespace zeropp

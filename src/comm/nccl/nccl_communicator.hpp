@@ -54,19 +54,7 @@ class NcclCommunicator final : public Communicator {
   cudaStream_t stream() const { return stream_; }
 
  protected:
-  std::unique_ptr<Request::State> post_allgather(Group& g, const void* send, void* recv, int64_t bytes,
-                                                 Purpose purpose, const std::string& label) override;
-  std::unique_ptr<Request::State> post_reduce_scatter(Group& g, const float* in, float* out, int64_t n,
-                                                      DType wire, Purpose purpose,
-                                                      const std::string& label) override;
-  std::unique_ptr<Request::State> post_alltoall(Group& g, const void* send, void* recv, int64_t bytes,
-                                                Purpose purpose, const std::string& label) override;
-  std::unique_ptr<Request::State> post_allreduce_sum(Group& g, float* values, int64_t n, Purpose purpose,
-                                                     const std::string& label) override;
-  std::unique_ptr<Request::State> post_allreduce_sum(Group& g, double* values, int64_t n, Purpose purpose,
-                                                     const std::string& label) override;
-  std::unique_ptr<Request::State> post_broadcast(Group& g, void* data, int64_t bytes, int root,
-                                                 Purpose purpose, const std::string& label) override;
+  std::unique_ptr<Request::State> post(Group& g, const Collective& c) override;
 
  private:
   int64_t begin(Kind kind, Purpose purpose);
@@ -74,9 +62,11 @@ class NcclCommunicator final : public Communicator {
                                          int64_t inter_before);
   void account_ring(const Group& g, Kind kind, Purpose purpose, int64_t bytes_per_hop);
   void* scratch(int slot, size_t bytes);
+  // Enqueue the collective's work on the communication stream.
+  void enqueue_reduce_scatter(Group& g, const Collective& c);
+  void enqueue_alltoall(Group& g, const Collective& c);
   template <class T>
-  std::unique_ptr<Request::State> allreduce_impl(Group& g, T* values, int64_t n, Purpose purpose,
-                                                 const std::string& label);
+  void enqueue_allreduce(Group& g, T* values, int64_t n);
 
   cudaStream_t stream_ = nullptr;
   cudaEvent_t ready_ = nullptr;
