@@ -1,8 +1,9 @@
 # The CUDA path (ZEROPP_ENABLE_CUDA): kernels/cuda (quantization and collective
 # kernels, cuBLAS GEMM), src/device (device selection) and src/comm/nccl in
 # one library, zeropp_cuda, linking CUDA::cudart, CUDA::cublas and NCCL from the
-# toolkit (/usr/local/cuda, or NCCL_HOME). No existing target links it, so
-# nothing else needs a GPU at run time; its host-side test runs without one.
+# toolkit (/usr/local/cuda, or NCCL_HOME). zeropp_comm_backends links it for
+# comm.backend = nccl; nothing needs a GPU at run time unless that is chosen,
+# and its host-side tests run without one.
 # nvcc compiles two small .cu files for sm_80 and sm_90 (override with
 # -DCMAKE_CUDA_ARCHITECTURES=...). tools/gpu_check builds the same sources
 # standalone (no MPI, HDF5 or Kokkos): scripts/gpu-check.
@@ -33,7 +34,7 @@ add_library(zeropp_cuda STATIC
   kernels/cuda/comm_kernels.cu
   kernels/cuda/gemm_cublas.cpp
   src/device/cuda_device.cpp
-  src/comm/nccl/nccl_backend.cpp)
+  src/comm/nccl/nccl_communicator.cpp)
 # The shared runtime, once: CUDA::cudart, never also the static one CMake adds by default.
 set_target_properties(zeropp_cuda PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON CUDA_RUNTIME_LIBRARY Shared)
 target_include_directories(zeropp_cuda PUBLIC ${CMAKE_SOURCE_DIR})
@@ -43,6 +44,7 @@ target_link_libraries(zeropp_cuda PUBLIC CUDA::cudart CUDA::cublas ${ZEROPP_NCCL
 target_compile_options(zeropp_cuda PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>
                                            $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
 target_compile_definitions(zeropp_cuda PUBLIC ZEROPP_HAVE_CUDA)
+target_link_libraries(zeropp_comm_backends PUBLIC zeropp_cuda)
 
 # Host-side tests of the CUDA path: they need no GPU (and pass with one).
 if(ZEROPP_BUILD_TESTS)
@@ -55,4 +57,8 @@ if(ZEROPP_BUILD_TESTS)
   # since a skip regex hides failures of the others).
   add_test(NAME cuda_host_nodevice COMMAND $<TARGET_FILE:zeropp_cuda_tests> "[cuda-host-nodevice]" --warn NoTests)
   set_tests_properties(cuda_host_nodevice PROPERTIES TIMEOUT 120 SKIP_REGULAR_EXPRESSION "SKIPPED:")
+  # The collective tests on the NCCL backend (tests/comm/collective_tests.hpp), as
+  # comm_np* runs them on MPI; registered in tests/CMakeLists.txt as comm_nccl_*.
+  add_executable(zeropp_comm_nccl_tests tests/main.cpp tests/cuda/test_communicator_nccl.cpp)
+  target_link_libraries(zeropp_comm_nccl_tests PRIVATE zeropp_cuda zeropp::kokkos Catch2::Catch2 zeropp_warnings)
 endif()

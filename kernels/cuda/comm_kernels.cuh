@@ -1,5 +1,5 @@
-// Device-side local work of the collectives (src/comm/nccl/nccl_backend.hpp): the same
-// fp32 arithmetic, in the same order, as the MPI backend (src/comm/communicator.cpp),
+// Device-side local work of the collectives (src/comm/nccl/nccl_communicator.hpp): the same
+// fp32 arithmetic, in the same order, as the MPI backend (src/comm/mpi/mpi_communicator.cpp),
 // so both give identical bits.
 //
 //   ring_accumulate: acc[i] = wire_in[i] + own[i], wire_in fp32 or bf16 (widened

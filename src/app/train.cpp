@@ -20,6 +20,7 @@
 #include "src/app/save_and_resume.hpp"
 #include "src/base/errors.hpp"
 #include "src/comm/communicator.hpp"
+#include "src/comm/make_communicator.hpp"
 #include "src/comm/topology.hpp"
 #include "src/zero/engine.hpp"
 #include "src/zero/optimizer.hpp"
@@ -30,7 +31,8 @@ namespace {
 
 std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg, const std::string& deck,
                                                               const Topology& topo, const Engine& engine,
-                                                              const MemoryCheck& memory) {
+                                                              const MemoryCheck& memory,
+                                                              const Communicator& comm) {
   const auto& m = cfg.model;
   const auto& t = cfg.train;
   const double fpt = 3 * forward_flops_per_token(m, t.seq_len);
@@ -60,6 +62,8 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
             std::to_string(z.inter_node_gradient_bits) + " block " + std::to_string(z.gradient_block) +
             (z.gradient_error_feedback ? " + error feedback" : "");
   rows.emplace_back("engine", zero);
+  rows.emplace_back("communicator",
+                    std::string(comm.backend()) + " (comm.backend = " + cfg.comm.backend + ")");
   rows.emplace_back("memory per rank", memory_summary(memory));
   rows.emplace_back("BLAS", gemm_backend_name());
   rows.emplace_back("BLAS kernels", blas_core_name());
@@ -89,13 +93,16 @@ Run::Run(const Config& cfg, MPI_Comm base)
       train(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, false); })),
       val(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, true); })),
       memory(check_memory(cfg, topo)),
-      comm(topo.rank, cfg.comm.timeout_s),
+      // The engine's buffers are host memory, so comm.backend = auto is mpi.
+      comm(
+          collectively(topo.world.get(),
+                       [&] { return make_communicator(cfg.comm.backend, topo, cfg.comm.timeout_s, false); })),
       world(Group::world(topo)),
       model(cfg.model, cfg.train.batch_size, cfg.train.seq_len),
-      engine(cfg, topo, comm, model) {
+      engine(cfg, topo, *comm, model) {
   engine.init_weights(uint64_t(cfg.train.seed));
-  if (cfg.comm.fault_stall_rank >= 0) comm.set_stall(cfg.comm.fault_stall_rank, cfg.comm.fault_stall_step);
-  comm.set_internode_gbps(cfg.comm.internode_gbps);
+  if (cfg.comm.fault_stall_rank >= 0) comm->set_stall(cfg.comm.fault_stall_rank, cfg.comm.fault_stall_step);
+  comm->set_internode_gbps(cfg.comm.internode_gbps);
 }
 
 namespace {
@@ -168,7 +175,7 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   const DataLoader& train = *run.train;
   const DataLoader* val = run.val.get();
   LogFile log_file;  // rank 0's output also goes to train.log in the run folder
-  log_table("zeropp training", startup_rows(cfg, deck_path, topo, engine, run.memory));
+  log_table("zeropp training", startup_rows(cfg, deck_path, topo, engine, run.memory, *run.comm));
   if (const std::string w = blas_core_warning(); !w.empty()) log0("warning: %s\n", w.c_str());
   log0("resolved configuration (also in %s/config.toml):\n%s\n", t.out_dir.c_str(), to_toml(cfg).c_str());
   const ResumePoint from = resume.empty() ? ResumePoint{} : resume_run(run, cfg, resume);
@@ -201,7 +208,7 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
     // time limit would be crossed by the next two steps. One all-reduce.
     double stop = g_stop_signal != 0 ? 1.0 : 0.0;
     if (t.max_runtime > 0 && MPI_Wtime() - started + 2 * last_step_s > t.max_runtime) stop = 1.0;
-    run.comm.allreduce_sum(run.world, &stop, 1, Purpose::Other, "stop flag");
+    run.comm->allreduce_sum(run.world, &stop, 1, Purpose::Other, "stop flag");
     if (stop > 0) {
       save_checkpoint(run, cfg, step, tokens_seen);
       log0("stopping at step %lld (%s); resume with --resume auto\n", (long long)step,

@@ -25,8 +25,8 @@ struct Run {
   Topology topo;
   std::unique_ptr<DataLoader> train, val;  // val: null without validation
   MemoryCheck memory;                      // checked before the model and the engine allocate
-  Communicator comm;
-  Group world;  // for the loop's own small collectives (stop flag)
+  std::unique_ptr<Communicator> comm;      // comm.backend's (src/comm/make_communicator.hpp)
+  Group world;                             // for the loop's own small collectives (stop flag)
   GPT<float> model;
   Engine engine;
 

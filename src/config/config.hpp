@@ -92,6 +92,9 @@ struct CheckpointConfig {
 };
 
 struct CommConfig {
+  // auto, mpi or nccl (src/comm/make_communicator.hpp); auto is mpi while the
+  // engine's buffers are in host memory
+  std::string backend = "auto";
   double timeout_s = 600;     // a collective that takes longer aborts the job
   double internode_gbps = 0;  // emulate inter-node links of this bandwidth (0: off)
   // Fault injection (tests of the watchdog): this rank stalls forever before

@@ -173,6 +173,10 @@ std::vector<Key> build_table() {
   ckpt.test_only("fault_kill_after", &CheckpointConfig::fault_kill_after, "... after this many datasets");
 
   Section<CommConfig> comm{t, "comm", &Config::comm};
+  comm.add("backend", &CommConfig::backend,
+           "collectives through mpi (host buffers) or nccl (device buffers: a CUDA build and a GPU per rank); "
+           "auto: nccl where both hold and the engine's buffers are on the device (not yet), else mpi",
+           {one_of({"auto", "mpi", "nccl"})});
   comm.add("timeout_s", &CommConfig::timeout_s,
            "a collective that takes longer aborts the job with a message", {positive()});
   comm.add("internode_gbps", &CommConfig::internode_gbps,

@@ -101,6 +101,9 @@ expect_error "too short for a window" "$work/short.bin" train "$deck" --data.tra
 expect_error "token id >= V" "300" train "$deck" --data.train="$work/vocab.bin"
 expect_error "bad validation file" "$work/magic.bin" train "$deck" --data.val="$work/magic.bin"
 expect_error "ranks_per_node not dividing P" "zero.ranks_per_node" train "$deck" --zero.ranks_per_node=3
+expect_error "unknown comm backend" 'comm.backend = "gloo"' train "$deck" --comm.backend=gloo
+# nccl cannot run here: no CUDA build, no device, or (today, everywhere) host-resident engine buffers.
+expect_error "nccl backend unavailable" 'comm.backend = "nccl": ' train "$deck" --comm.backend=nccl
 expect_error "prepare-data missing input" "$work/none.txt" prepare-data --input "$work/none.txt" --out-dir "$work/prep"
 
 # Usage errors are CLI11's: a non-zero status and a message, no hang.

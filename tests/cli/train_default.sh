@@ -14,6 +14,7 @@ last=$(grep '^step ' "$work/log" | tail -1 | sed -E 's/.*\| loss ([0-9.]+) .*/\1
 val=$(grep '^val final' "$work/log" | sed -E 's/.*loss ([0-9.]+).*/\1/')
 echo "first logged loss $first, last $last, final validation $val"
 awk -v l="$last" -v v="$val" 'BEGIN { exit !(l < 2.9 && v < 2.9) }' || { echo "FAIL: loss did not fall below 2.9"; exit 1; }
+grep -qE '^ *communicator +: mpi \(comm.backend = auto\)' "$work/log" || { echo "FAIL: no communicator row"; exit 1; }
 grep -q '^sample:' "$work/log" || { echo "FAIL: no sample printed"; exit 1; }
 grep -q 'steps = 80' "$work/run/config.toml" || { echo "FAIL: resolved deck not written"; exit 1; }
 echo "1 passed, 0 failed"

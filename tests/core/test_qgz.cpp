@@ -12,7 +12,7 @@
 
 #include "core/engine_fixture.hpp"
 #include "core/qgz_model.hpp"
-#include "src/comm/communicator.hpp"
+#include "src/comm/mpi/mpi_communicator.hpp"
 #include "src/comm/topology.hpp"
 #include "src/zero/qgz.hpp"
 #include "src/zero/shard.hpp"
@@ -85,7 +85,7 @@ TEST_CASE(
     "sending the closed-form bytes",
     "[qgz]") {
   const int P = world_size(), r = world_rank();
-  Communicator comm(r);
+  MpiCommunicator comm(r);
   for (int X = 1; X <= P; X *= 2) {
     Topology t(X);
     for (int64_t block : {8, 32})
@@ -137,7 +137,7 @@ TEST_CASE(
 
 TEST_CASE("QgzReducer::reduce returns the exact sum when every hop's values are representable", "[qgz]") {
   const int P = world_size(), r = world_rank();
-  Communicator comm(r);
+  MpiCommunicator comm(r);
   for (int X = 1; X <= P; X *= 2) {
     Topology t(X);
     for (bool ef : {false, true}) {  // exact sends leave zero error to feed back
@@ -168,7 +168,7 @@ TEST_CASE("int8 across nodes (zero.inter_node_gradient_bits = 8) brings qgZ's su
           "[qgz]") {
   const int P = world_size(), r = world_rank();
   if (P < 2) return;  // one rank: nothing is quantized (the first test case covers P = 1)
-  Communicator comm(r);
+  MpiCommunicator comm(r);
   for (int X : {1, P / 2}) {  // every hop-2 route: straight (X = 1) and after the intra-node sum
     Topology t(X);
     const int64_t block = 32, numel = 4 * P * block, sl = numel / P;

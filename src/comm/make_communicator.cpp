@@ -1,0 +1,50 @@
+#include "src/comm/make_communicator.hpp"
+
+#include "src/comm/mpi/mpi_communicator.hpp"
+#ifdef ZEROPP_HAVE_CUDA
+#include "src/comm/nccl/nccl_communicator.hpp"
+#include "src/device/cuda_device.hpp"
+#endif
+
+namespace zeropp {
+
+CommAbilities comm_abilities(bool device_buffers) {
+  CommAbilities can;
+  can.device_buffers = device_buffers;
+#ifdef ZEROPP_HAVE_CUDA
+  can.cuda_build = true;
+  can.devices = cuda::device_count(&can.no_device);
+#endif
+  return can;
+}
+
+std::string resolve_comm_backend(const std::string& requested, const CommAbilities& can) {
+  if (requested == "mpi") return "mpi";
+  if (requested == "auto") return can.cuda_build && can.devices > 0 && can.device_buffers ? "nccl" : "mpi";
+  if (requested != "nccl")
+    throw Error("comm.backend = \"" + requested + "\": must be \"auto\", \"mpi\" or \"nccl\"");
+  const std::string what = "comm.backend = \"nccl\": ";
+  if (!can.cuda_build) throw Error(what + "this build has no CUDA (configure with -DZEROPP_ENABLE_CUDA=ON)");
+  if (can.devices == 0) throw Error(what + "no CUDA device: " + can.no_device);
+  if (!can.device_buffers)
+    throw Error(what + "the engine's buffers are in host memory; NCCL needs device buffers (use \"mpi\")");
+  return "nccl";
+}
+
+std::unique_ptr<Communicator> make_communicator(const std::string& requested, const Topology& topo,
+                                                double timeout_s, bool device_buffers) {
+  const std::string backend = resolve_comm_backend(requested, comm_abilities(device_buffers));
+#ifdef ZEROPP_HAVE_CUDA
+  if (backend == "nccl") {
+    try {
+      cuda::select_device(topo.local, topo.X);
+    } catch (const cuda::DeviceError& e) {
+      throw Error("comm.backend = \"nccl\": " + std::string(e.what()));
+    }
+    return std::make_unique<NcclCommunicator>(topo.rank, timeout_s);
+  }
+#endif
+  return std::make_unique<MpiCommunicator>(topo.rank, timeout_s);
+}
+
+}  // namespace zeropp

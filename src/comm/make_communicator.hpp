@@ -1,0 +1,37 @@
+// The communicator backend of a run (config key comm.backend):
+//   mpi   host buffers, MPI point-to-point (src/comm/mpi); every build.
+//   nccl  device buffers, NCCL (src/comm/nccl); needs a CUDA build
+//         (ZEROPP_ENABLE_CUDA), a CUDA device per rank of a node, and buffers
+//         in device memory.
+//   auto  nccl where all three hold, else mpi. The engine's buffers are host
+//         memory today, so auto is mpi.
+// A backend that cannot run is refused with one line naming comm.backend and
+// its value; never a silent fallback.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "src/comm/communicator.hpp"
+#include "src/comm/topology.hpp"
+
+namespace zeropp {
+
+// What the machine offers a backend.
+struct CommAbilities {
+  bool cuda_build = false;      // compiled with ZEROPP_ENABLE_CUDA
+  int devices = 0;              // visible CUDA devices
+  std::string no_device;        // why there are none (the CUDA runtime's answer)
+  bool device_buffers = false;  // the caller's buffers live in device memory
+};
+CommAbilities comm_abilities(bool device_buffers);  // this build and machine
+
+// "mpi" or "nccl" for comm.backend = requested; throws Error when it cannot run. Pure.
+std::string resolve_comm_backend(const std::string& requested, const CommAbilities& can);
+
+// The communicator for comm.backend = requested; with nccl, selects this
+// rank's device (local rank of topo.X per node) first.
+std::unique_ptr<Communicator> make_communicator(const std::string& requested, const Topology& topo,
+                                                double timeout_s, bool device_buffers);
+
+}  // namespace zeropp
