@@ -53,6 +53,8 @@ std::vector<Field> fields(Config& c) {
       I("model.n_layer", c.model.n_layer),
       I("model.n_head", c.model.n_head),
       I("model.n_embd", c.model.n_embd),
+      S("model.family", c.model.family),
+      I("model.ffn_hidden", c.model.ffn_hidden),
       I("train.batch_size", c.train.batch_size),
       I("train.seq_len", c.train.seq_len),
       I("train.grad_accum", c.train.grad_accum),
@@ -305,6 +307,13 @@ void validate(const Config& c) {
   need(m.n_embd > 0, "model.n_embd", std::to_string(m.n_embd), "must be positive");
   need(m.n_embd % m.n_head == 0, "model.n_head", std::to_string(m.n_head),
        "must divide model.n_embd = " + std::to_string(m.n_embd));
+  need(m.family == "gpt2" || m.family == "llama", "model.family", "\"" + m.family + "\"",
+       "must be \"gpt2\" or \"llama\"");
+  need(m.family != "llama" || (m.n_embd / m.n_head) % 2 == 0, "model.n_head", std::to_string(m.n_head),
+       "must leave an even head size for llama's rotary positions (model.n_embd = " +
+           std::to_string(m.n_embd) + ")");
+  need(m.ffn_hidden >= 0, "model.ffn_hidden", std::to_string(m.ffn_hidden),
+       "must not be negative (0: 4·n_embd)");
   need(t.batch_size > 0, "train.batch_size", std::to_string(t.batch_size), "must be positive");
   need(t.seq_len > 0, "train.seq_len", std::to_string(t.seq_len), "must be positive");
   need(t.seq_len <= m.max_seq_len, "train.seq_len", std::to_string(t.seq_len),

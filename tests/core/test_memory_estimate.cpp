@@ -9,6 +9,7 @@
 #include "src/app/memory_estimate.hpp"
 #include "src/app/node_memory.hpp"
 #include "src/app/preflight.hpp"
+#include "src/models/gpt2/gpt2.hpp"
 
 using namespace zeropp;
 using test::tiny;
@@ -63,7 +64,7 @@ TEST_CASE("the memory estimate equals what the engine and the model allocate", "
       const MemoryEstimate e = estimate_memory(c, run.topo.P, run.topo.X);
       check_equal(e.states, run.engine.memory());
       const int64_t engine_tokens = 2 * 4 * int64_t(c.train.batch_size) * c.train.seq_len;
-      CHECK(e.activations == run.model.activation_bytes() + engine_tokens);
+      CHECK(e.activations == run.model->activation_bytes() + engine_tokens);
       CHECK(run.memory.need.total() == e.total());  // what Run checked before allocating
       if (v.hpz == 0 && run.topo.X > 1) CHECK(e.states.secondary > 0);
       if (v.qg) CHECK(e.states.qgz > 0);

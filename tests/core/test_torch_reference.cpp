@@ -126,7 +126,7 @@ Result run_ours(const Reference& ref) {
   const int B = ref.B, Tn = ref.T;
   GPT<T> model(ref.cfg, B, Tn);
   const ParamLayout& layout = model.layout();
-  FullWeights<T> src(layout, 1);
+  FullWeights<T> src(model, 1);
   for (auto& w : src.w) Kokkos::deep_copy(w, T(0));
   // Every parameter of ours must come from the file exactly once, and vice versa.
   std::set<std::string> seen;
