@@ -2,6 +2,7 @@
 // buffer accounting on one process, and training through the unchanged
 // engine at 1, 2 and 4 ranks (ctest llama_np*), ZeRO-3 and ZeRO++, against
 // one rank on the same global batch (as test_engine.cpp does for GPT-2).
+// The one-rank engine against full weights: test_engine_full_weights.cpp.
 #include <catch2/catch.hpp>
 #include <cmath>
 
@@ -72,26 +73,6 @@ TEST_CASE("llama: activation bytes match its buffers; resume identity differs fr
   const std::string d = identity_differences(describe_model(g), describe_model(tiny_llama_model()));
   CHECK(d.find("family: gpt2 -> llama") != std::string::npos);
   CHECK(identity_differences(describe_model(tiny_llama_model()), describe_model(tiny_llama_model())).empty());
-}
-
-TEST_CASE("llama: the engine's one-rank gradient is the model's on full weights", "[llama]") {
-  Config c = tiny_llama(1, "fp32");
-  Run run(c, MPI_COMM_SELF);
-  const std::vector<MicroBatch> mb = micro_batches(*run.train, 0, 1);
-  run.engine.train_step(0, mb, 0.0);
-  const auto model = make_model<float>(c.model, c.train.batch_size, c.train.seq_len);
-  FullWeights<float> src(*model, uint64_t(c.train.seed));
-  src.zero_grad();
-  const int64_t bt = int64_t(c.train.batch_size) * c.train.seq_len;
-  model->forward(CVec<int32_t>(mb[0].tokens.data(), bt), CVec<int32_t>(mb[0].targets.data(), bt),
-                 c.train.batch_size, c.train.seq_len, src);
-  model->backward(1.0f / float(bt), src);
-  for (size_t u = 0; u < src.g.size(); ++u) {
-    const std::vector<float> g = run.engine.gather_grad(int(u));
-    const std::vector<float> want(src.g[u].data(), src.g[u].data() + src.g[u].size());
-    INFO("unit " << u);
-    CHECK(max_rel(g, want) < 1e-6);
-  }
 }
 
 TEST_CASE("llama: ZeRO-3 on P ranks equals one rank on the same global batch; ZeRO++ trains like it",
