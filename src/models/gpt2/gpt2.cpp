@@ -9,23 +9,16 @@
 #include "kernels/layernorm.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/residual.hpp"
+#include "src/models/decoder_parts.hpp"
 
 namespace zeropp {
 
 namespace {
 
+using namespace decoder;
+
 // Index of each tensor in a block unit's params (gpt2_layout.cpp order).
 enum BlockParam { LN1W, LN1B, ATTNW, ATTNB, APROJW, APROJB, LN2W, LN2B, FCW, FCB, MPROJW, MPROJB };
-
-template <class T>
-Vec<T> at(const Buf<T>& b, int64_t off, int64_t n) {
-  return Vec<T>(b.data() + off, n);
-}
-
-template <class T>
-void zero(const Vec<T>& v) {
-  Kokkos::deep_copy(v, T(0));
-}
 
 }  // namespace
 
@@ -130,13 +123,8 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
   auto& a = *a_;
   B_ = B;
   Tn_ = Tn;
-  Kokkos::deep_copy(Kokkos::View<int32_t*, MemSpace, Kokkos::MemoryUnmanaged>(a.tokens.data(), BT), tokens);
-  const bool with_targets = targets.size() > 0;
-  if (with_targets)
-    Kokkos::deep_copy(Kokkos::View<int32_t*, MemSpace, Kokkos::MemoryUnmanaged>(a.targets.data(), BT),
-                      targets);
+  const bool with_targets = keep_tokens(a.tokens, a.targets, tokens, targets, BT);
 
-  const auto P = [](const CVec<T>& w, const ParamSpec& p) { return CVec<T>(w.data() + p.offset, p.numel); };
   const CVec<int32_t> tok(a.tokens.data(), BT);
 
   // embeddings
@@ -192,12 +180,7 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
                                     with_targets ? CVec<int32_t>(a.targets.data(), BT) : CVec<int32_t>(),
                                     int(BT), V);
   }
-  if (!with_targets) return 0.0;
-  double sum = 0;
-  const auto losses = a.losses;
-  Kokkos::parallel_reduce(
-      "mean_loss", Range(0, BT), KOKKOS_LAMBDA(int64_t i, double& acc) { acc += double(losses(i)); }, sum);
-  return sum / double(BT);
+  return with_targets ? mean_loss(a.losses, BT) : 0.0;
 }
 
 template <class T>
@@ -207,8 +190,6 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
   const int64_t BT = int64_t(B) * Tn, nC = BT * C;
   const int64_t natt = int64_t(B) * NH * Tn * Tn;
   auto& a = *a_;
-  const auto P = [](const CVec<T>& w, const ParamSpec& p) { return CVec<T>(w.data() + p.offset, p.numel); };
-  const auto G = [](const Vec<T>& g, const ParamSpec& p) { return Vec<T>(g.data() + p.offset, p.numel); };
   const CVec<int32_t> tok(a.tokens.data(), BT), tgt(a.targets.data(), BT);
 
   // LM head: dlogits overwrite the probabilities in place.

@@ -10,23 +10,16 @@
 #include "kernels/rmsnorm.hpp"
 #include "kernels/rope.hpp"
 #include "kernels/swiglu.hpp"
+#include "src/models/decoder_parts.hpp"
 
 namespace zeropp {
 
 namespace {
 
+using namespace decoder;
+
 // Index of each tensor in a block unit's params (llama_layout.cpp order).
 enum BlockParam { ATTN_NORM, WQKV, WO, FFN_NORM, W13, W2 };
-
-template <class T>
-Vec<T> at(const Buf<T>& b, int64_t off, int64_t n) {
-  return Vec<T>(b.data() + off, n);
-}
-
-template <class T>
-void zero(const Vec<T>& v) {
-  Kokkos::deep_copy(v, T(0));
-}
 
 }  // namespace
 
@@ -127,12 +120,7 @@ double Llama<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int
   auto& a = *a_;
   B_ = B;
   Tn_ = Tn;
-  Kokkos::deep_copy(Kokkos::View<int32_t*, MemSpace, Kokkos::MemoryUnmanaged>(a.tokens.data(), BT), tokens);
-  const bool with_targets = targets.size() > 0;
-  if (with_targets)
-    Kokkos::deep_copy(Kokkos::View<int32_t*, MemSpace, Kokkos::MemoryUnmanaged>(a.targets.data(), BT),
-                      targets);
-  const auto P = [](const CVec<T>& w, const ParamSpec& p) { return CVec<T>(w.data() + p.offset, p.numel); };
+  const bool with_targets = keep_tokens(a.tokens, a.targets, tokens, targets, BT);
   const CVec<int32_t> tok(a.tokens.data(), BT);
   {
     const int u = llama::kEmbeddings;
@@ -180,12 +168,7 @@ double Llama<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int
                                     with_targets ? CVec<int32_t>(a.targets.data(), BT) : CVec<int32_t>(),
                                     int(BT), V);
   }
-  if (!with_targets) return 0.0;
-  double sum = 0;
-  const auto losses = a.losses;
-  Kokkos::parallel_reduce(
-      "mean_loss", Range(0, BT), KOKKOS_LAMBDA(int64_t i, double& acc) { acc += double(losses(i)); }, sum);
-  return sum / double(BT);
+  return with_targets ? mean_loss(a.losses, BT) : 0.0;
 }
 
 template <class T>
@@ -195,8 +178,6 @@ void Llama<T>::backward(T dloss, UnitSource<T>& src) {
   const int64_t BT = int64_t(B) * Tn, nC = BT * C, nF = BT * F;
   const int64_t natt = int64_t(B) * NH * Tn * Tn;
   auto& a = *a_;
-  const auto P = [](const CVec<T>& w, const ParamSpec& p) { return CVec<T>(w.data() + p.offset, p.numel); };
-  const auto G = [](const Vec<T>& g, const ParamSpec& p) { return Vec<T>(g.data() + p.offset, p.numel); };
   const CVec<int32_t> tok(a.tokens.data(), BT), tgt(a.targets.data(), BT);
 
   // head: dlogits overwrite the probabilities in place
