@@ -27,24 +27,13 @@
 #include <utility>
 #include <vector>
 
+#include "src/base/tensor_shard.hpp"
+
 namespace zeropp {
 
 constexpr int kCheckpointFormatVersion = 1;
 constexpr const char* kCheckpointFormatName = "zeropp-checkpoint";
 constexpr const char* kCheckpointChecksumAlgorithm = "sum-mix64-v1";
-
-// This rank's contiguous part of one logical tensor (row-major flat element range).
-struct TensorShard {
-  std::string name;            // e.g. "h.0.attn.c_attn.weight"; no '/'
-  std::vector<int64_t> shape;  // logical (global) shape; {} is a scalar (one element)
-  int64_t begin = 0, end = 0;  // flat range [begin, end) this rank holds (may be empty)
-  float* data = nullptr;       // end - begin floats (source when writing, destination when reading)
-};
-
-// Named groups of shards, e.g. {"model", ...}, {"optimizer/exp_avg", ...},
-// {"optimizer/exp_avg_sq", ...}. Every rank passes the same groups with the same
-// names and shapes in the same order (empty ranges where it holds nothing).
-using ShardGroups = std::vector<std::pair<std::string, std::vector<TensorShard>>>;
 
 // What /state and the root attributes hold besides the tensors.
 struct CheckpointMeta {

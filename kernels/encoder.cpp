@@ -18,6 +18,10 @@ void encoder_forward(Vec<T> out, CVec<int32_t> tokens, CVec<T> wte, CVec<T> wpe,
         const int64_t t = bt % Tn;
         T* orow = o + bt * C;
         const T* erow = e + int64_t(tok[bt]) * C;
+        if (p == nullptr) {
+          for (int c = 0; c < C; ++c) orow[c] = erow[c];
+          return;
+        }
         const T* prow = p + t * C;
         for (int c = 0; c < C; ++c) orow[c] = erow[c] + prow[c];
       });
@@ -37,11 +41,10 @@ void encoder_backward(Vec<T> dwte, Vec<T> dwpe, CVec<T> dout, CVec<int32_t> toke
         for (int64_t bt = 0; bt < BT; ++bt) {
           const T* drow = d + bt * C;
           T* terow = dte + int64_t(tok[bt]) * C;
+          for (int c = c0; c < c1; ++c) terow[c] += drow[c];
+          if (dpe == nullptr) continue;
           T* perow = dpe + (bt % Tn) * C;
-          for (int c = c0; c < c1; ++c) {
-            terow[c] += drow[c];
-            perow[c] += drow[c];
-          }
+          for (int c = c0; c < c1; ++c) perow[c] += drow[c];
         }
       });
 }
@@ -53,7 +56,7 @@ void encoder_forward_reference(Vec<T> out, CVec<int32_t> tokens, CVec<T> wte, CV
     for (int t = 0; t < Tn; ++t) {
       const int64_t bt = int64_t(b) * Tn + t;
       for (int c = 0; c < C; ++c)
-        out(bt * C + c) = wte(int64_t(tokens(bt)) * C + c) + wpe(int64_t(t) * C + c);
+        out(bt * C + c) = wte(int64_t(tokens(bt)) * C + c) + (wpe.size() ? wpe(int64_t(t) * C + c) : T(0));
     }
 }
 
@@ -65,7 +68,7 @@ void encoder_backward_reference(Vec<T> dwte, Vec<T> dwpe, CVec<T> dout, CVec<int
       const int64_t bt = int64_t(b) * Tn + t;
       for (int c = 0; c < C; ++c) {
         dwte(int64_t(tokens(bt)) * C + c) += dout(bt * C + c);
-        dwpe(int64_t(t) * C + c) += dout(bt * C + c);
+        if (dwpe.size()) dwpe(int64_t(t) * C + c) += dout(bt * C + c);
       }
     }
 }

@@ -2,7 +2,8 @@
 //
 // Forward: out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:], with tokens [B,Tn],
 // wte [V,C], wpe [maxT,C] (only rows t < Tn are read) and out [B,Tn,C], all
-// row-major. out is overwritten.
+// row-major. out is overwritten. An empty wpe (and dwpe) leaves positions
+// out: the token embedding alone (LLaMA, whose positions are rotary).
 //
 // Backward scatter-adds: dwte[tokens[b,t],:] += dout[b,t,:] and
 // dwpe[t,:] += dout[b,t,:]. Several (b,t) may hit the same dwte row, so the

@@ -106,8 +106,8 @@ struct QuantError {
 int run_bench_quant(const Config& cfg, int steps) {
   if (steps < 1) throw Error("bench quant: --steps must be at least 1, got " + std::to_string(steps));
   Run run(cfg);
-  for (int s = 0; s < steps; ++s) run.engine.train_step(s, *run.train, learning_rate(cfg.optim, s, steps));
-  const auto& layout = run.model.layout();
+  for (int s = 0; s < steps; ++s) train_step(run, s, learning_rate(cfg.optim, s, steps));
+  const auto& layout = run.model->layout();
   std::vector<std::vector<float>> weights, grads;
   for (size_t u = 0; u < layout.units.size(); ++u) {
     weights.push_back(run.engine.gather_master(int(u)));
@@ -153,7 +153,7 @@ int run_bench_step(const Config& cfg, int steps) {
   for (int s = 0; s <= steps; ++s) {  // step 0 warms up and is not timed
     ZCHECK_MPI(MPI_Barrier(run.topo.world.get()));
     const double t0 = MPI_Wtime();
-    last = run.engine.train_step(s, *run.train, learning_rate(cfg.optim, s, steps + 1));
+    last = train_step(run, s, learning_rate(cfg.optim, s, steps + 1));
     ZCHECK_MPI(MPI_Barrier(run.topo.world.get()));
     if (s > 0) ms.push_back((MPI_Wtime() - t0) * 1e3);
   }

@@ -17,6 +17,7 @@
 #include "src/app/build_info.hpp"
 #include "src/base/errors.hpp"
 #include "src/config/config.hpp"
+#include "src/models/gpt2/gpt2_layout.hpp"
 #include "src/models/param_layout.hpp"
 
 namespace zeropp {
@@ -31,6 +32,14 @@ struct Weights {
   ModelConfig model;
   std::map<std::string, std::vector<float>> t;
 };
+
+// Safetensors and llm.c files hold GPT-2s: another family is refused, not mislabelled.
+ParamLayout gpt2_only_layout(const ModelConfig& m) {
+  if (m.family != "gpt2")
+    throw Error("ckpt import/export: model.family = \"" + m.family +
+                "\": only the gpt2 family converts to safetensors and llm.c files");
+  return gpt2_layout(m);
+}
 
 std::string describe(const ModelConfig& m) {
   return "V=" + std::to_string(m.vocab_size) + " T=" + std::to_string(m.max_seq_len) +
@@ -127,7 +136,7 @@ Weights read_safetensors_weights(const std::string& source, int* skipped) {
                              : h.find("transformer.wte.weight") ? "transformer."
                                                                 : "-";
   if (prefix == "-") throw Error(where + ": no tensor 'wte.weight' or 'transformer.wte.weight': not a GPT-2");
-  const ParamLayout layout = ParamLayout::gpt2(w.model);
+  const ParamLayout layout = gpt2_only_layout(w.model);
   const SafetensorsEntry* lm_head = nullptr;
   *skipped = 0;
   for (const SafetensorsEntry& e : h.tensors) {
@@ -167,7 +176,7 @@ void write_safetensors_weights(const Weights& w, const std::string& out) {
   const std::string config = ((dir.empty() ? fs::path(".") : dir) / "config.json").string();
   refuse_existing(out);
   refuse_existing(config);
-  const ParamLayout layout = ParamLayout::gpt2(w.model);
+  const ParamLayout layout = gpt2_only_layout(w.model);
   std::vector<SafetensorsTensor> tensors;
   for (const UnitSpec& u : layout.units)
     for (const ParamSpec& p : u.params) tensors.push_back({p.name, p.shape, w.t.at(p.name).data()});
@@ -238,7 +247,7 @@ Weights from_llmc(const LlmcModel& m) {
   const LlmcHeader& h = m.header;
   Weights w;
   w.model = {h.padded_vocab_size, h.max_seq_len, h.n_layer, h.n_head, h.n_embd};  // every wte row, for now
-  const ParamLayout layout = ParamLayout::gpt2(w.model);
+  const ParamLayout layout = gpt2_only_layout(w.model);
   for_each_llmc_tensor(h, layout, [&](size_t k, const ParamSpec& p, int64_t at) {
     std::vector<float>& dst = w.t[p.name];
     dst.resize(size_t(p.numel));
@@ -262,7 +271,7 @@ LlmcModel to_llmc(Weights w, int header_vocab, bool bf16) {
   h.n_embd = w.model.n_embd;
   h.padded_vocab_size = (w.model.vocab_size + 127) / 128 * 128;  // llm.c's padding
   resize_vocab(w, h.padded_vocab_size);
-  const ParamLayout layout = ParamLayout::gpt2(w.model);  // wte with Vp rows, as in the file
+  const ParamLayout layout = gpt2_only_layout(w.model);  // wte with Vp rows, as in the file
   for (const LlmcArray& a : llmc_array_shapes(h)) {
     int64_t n = 1;
     for (int64_t d : a.shape) n *= d;
@@ -282,7 +291,7 @@ LlmcModel to_llmc(Weights w, int header_vocab, bool bf16) {
 // --- our checkpoints -------------------------------------------------------------
 
 ShardGroups model_group(Weights& w) {
-  const ParamLayout layout = ParamLayout::gpt2(w.model);
+  const ParamLayout layout = gpt2_only_layout(w.model);
   ShardGroups g = {{"model", {}}};
   for (const UnitSpec& u : layout.units)
     for (const ParamSpec& p : u.params) {

@@ -3,34 +3,27 @@
 #include <algorithm>
 #include <vector>
 
-#include "src/models/param_layout.hpp"
+#include "src/models/model.hpp"
 #include "src/zero/shard.hpp"
 #include "src/zero/zero_layout.hpp"
 
 namespace zeropp {
 
 int64_t activation_bytes(const ModelConfig& m, int B, int T) {
-  const int64_t BT = int64_t(B) * T, C = m.n_embd, V = m.vocab_size, L = m.n_layer;
-  const int64_t att = BT * m.n_head * T;  // B·NH·T·T
-  // Per layer 16·BTC (ln1, qkv 3, atty, res2, ln2, fch 4, fch_gelu 4, res3),
-  // 4·BT (LayerNorm means and rstds) and att; outside the layers: encoded,
-  // scratchC, lnf and nine dC buffers, dqkv 3, dfch 4, dgelu 4 (23·BTC), lnf
-  // mean/rstd and losses (3·BT), preatt, dpreatt, datt, and the logits.
-  const int64_t floats = BT * C * (16 * L + 23) + BT * (4 * L + 3) + att * (L + 3) + BT * V;
-  const int64_t model_tokens = 2 * BT, engine_tokens = 2 * BT;  // int32 inputs and targets
-  return 4 * (floats + model_tokens + engine_tokens);
+  return model_activation_bytes(m, B, T) + 8 * int64_t(B) * T;  // + the engine's int32 inputs and targets
 }
 
 MemoryEstimate estimate_memory(const Config& cfg, int P, int X) {
   const ZeroConfig& z = cfg.zero;
-  const ParamLayout layout = ParamLayout::gpt2(cfg.model);
+  const ModelDescription desc = describe_model(cfg.model);
+  const ParamLayout& layout = desc.layout;
   const int64_t align = unit_align(z);
   const int64_t wire_bytes = z.comm_dtype == "bf16" ? 2 : 4;
   const int requested = z.hpz_partition_size == 0 ? X : z.hpz_partition_size;
   const int alpha = requested >= 1 && requested <= P && P % requested == 0 ? requested : 1;
   MemoryEstimate e;
   MemoryReport& r = e.states;
-  int64_t max_padded = 0, max_block = 0;
+  int64_t max_padded = 0, max_block = 0, shared = 0;
   std::vector<int64_t> padded;
   for (size_t u = 0; u < layout.units.size(); ++u) {
     const int64_t n = padded_size(layout.units[u].numel, P, align), slice = n / P;
@@ -39,7 +32,10 @@ MemoryEstimate estimate_memory(const Config& cfg, int P, int X) {
     r.adam += 8 * slice;
     if (alpha > 1) r.secondary += wire_bytes * (n / alpha);
     max_padded = std::max(max_padded, n);
-    if (u != 0) max_block = std::max(max_block, n);
+    if (desc.shared(int(u)))
+      shared += n;  // a gradient buffer of its own
+    else
+      max_block = std::max(max_block, n);
     padded.push_back(n);
   }
   // Two gather slots: the fp32 unit, and (bf16 or qwZ) what is sent and received.
@@ -52,7 +48,7 @@ MemoryEstimate estimate_memory(const Config& cfg, int P, int X) {
     wire = std::max(wire, chunk * P);
   }
   r.gather = 2 * (4 * max_padded + send + wire);
-  r.grad_full = 4 * (padded[0] + max_block);
+  r.grad_full = 4 * (shared + max_block);
   if (z.quantized_gradients) {  // QgzReducer's staging, sized for the largest unit
     const int64_t chunk = max_padded / X, block = z.gradient_block;
     r.qgz = 4 * (2 * max_padded + chunk + 2 * (max_padded / block) + 2 * (chunk / block)) +

@@ -23,7 +23,7 @@ struct MemoryEstimate {
 };
 
 // Bytes of the model's activations and backward scratch for B sequences of
-// T tokens (GPT<float>(m, B, T) allocates exactly this), plus the engine's
+// T tokens (make_model(m, B, T) allocates exactly this), plus the engine's
 // input and target token buffers.
 int64_t activation_bytes(const ModelConfig& m, int B, int T);
 

@@ -21,24 +21,23 @@ std::string zero_section(const Config& c) {
 
 // Refuses (Error) a checkpoint whose model differs from the deck's.
 // `what`: "resume" or "init-from"; the message says "refusing to <what> a different model".
-void check_same_model(const ModelConfig& a, const ModelConfig& b, const std::string& path, const char* what) {
-  if (a.vocab_size != b.vocab_size || a.max_seq_len != b.max_seq_len || a.n_layer != b.n_layer ||
-      a.n_head != b.n_head || a.n_embd != b.n_embd)
-    throw Error(std::string(what) + ": " + path + " holds a model with V=" + std::to_string(a.vocab_size) +
-                " T=" + std::to_string(a.max_seq_len) + " L=" + std::to_string(a.n_layer) +
-                " H=" + std::to_string(a.n_head) + " C=" + std::to_string(a.n_embd) +
-                "; this deck has V=" + std::to_string(b.vocab_size) + " T=" + std::to_string(b.max_seq_len) +
-                " L=" + std::to_string(b.n_layer) + " H=" + std::to_string(b.n_head) +
-                " C=" + std::to_string(b.n_embd) + ": refusing to " + what + " a different model");
+// The saved deck's model against this run's, from the models' own descriptions.
+void check_same_model(const ModelConfig& saved, const ModelDescription& now, const std::string& path,
+                      const std::string& what) {
+  const std::string differs = identity_differences(describe_model(saved), now);
+  if (!differs.empty())
+    throw Error(what + ": " + path + " holds another model (" + differs + "): refusing to " + what +
+                " a different model");
 }
 
 }  // namespace
 
-std::string save_checkpoint(Run& run, const Config& cfg, int64_t step, int64_t tokens_seen) {
-  const Topology& topo = run.topo;
+std::string save_checkpoint(const Topology& topo, const ShardGroups& shards, const Config& cfg,
+                            const SavePoint& at) {
+  const int64_t step = at.step;
   CheckpointMeta meta;
   meta.step = step;
-  meta.tokens_seen = tokens_seen;
+  meta.tokens_seen = at.tokens_seen;
   meta.seed = uint64_t(cfg.train.seed);
   meta.deck_toml = to_toml(cfg);
   meta.zero_toml = zero_section(cfg);
@@ -51,12 +50,11 @@ std::string save_checkpoint(Run& run, const Config& cfg, int64_t step, int64_t t
   const auto& o = cfg.optim;
   meta.scalars.push_back({"lr_schedule", {o.lr, o.min_lr, double(o.warmup_steps), double(cfg.train.steps)}});
   meta.scalars.push_back({"lr_next", {learning_rate(o, step, cfg.train.steps)}});
-  meta.scalars.push_back({"data_next_window_rank0", {double(run.train->window_start(step, 0))}});
+  meta.scalars.push_back({"data_next_window_rank0", {double(at.data_next_window)}});
   meta.words.push_back({"rng_seed", {uint64_t(cfg.train.seed)}});
   const auto& c = cfg.checkpoint;
   if (c.fault_kill_rank >= 0 && step == c.fault_kill_step)
     set_checkpoint_fault(c.fault_kill_rank, c.fault_kill_after);
-  const ShardGroups shards = run.engine.checkpoint_shards(true);
   collectively(topo.world.get(), [&] {
     if (const auto bad = first_non_finite(shards))
       throw Error("checkpoint step " + std::to_string(step) + ": refusing to save non-finite values (" +
@@ -70,8 +68,8 @@ std::string save_checkpoint(Run& run, const Config& cfg, int64_t step, int64_t t
   return checkpoint_dir(cfg) + "/" + checkpoint_name(step);
 }
 
-ResumePoint resume_run(Run& run, const Config& cfg, const std::string& which) {
-  const Topology& topo = run.topo;
+ResumePoint resume_run(const Topology& topo, Engine& engine, const ModelDescription& model, const Config& cfg,
+                       const std::string& which) {
   ResumePoint rp;
   const ResumeChoice choice = choose_resume_checkpoint(topo.world.get(), which, checkpoint_dir(cfg));
   for (const auto& s : choice.skipped) log0("resume: skipped %s\n", s.c_str());
@@ -83,37 +81,36 @@ ResumePoint resume_run(Run& run, const Config& cfg, const std::string& which) {
   // The saved deck decides what may change.
   const CheckpointMeta saved = read_checkpoint(topo.world.get(), rp.path, {});
   const Config old = parse_config_text(saved.deck_toml, rp.path + " (saved deck)");
-  check_same_model(old.model, cfg.model, rp.path, "resume");
+  check_same_model(old.model, model, rp.path, "resume");
   for (const auto& d : config_differences(old, cfg))
     log0("resume: changed since the checkpoint: %s\n", d.c_str());
   if (saved.world_size != topo.P || saved.ranks_per_node != topo.X)
     log0("resume: resharding from P=%d X=%d to %s\n", saved.world_size, saved.ranks_per_node,
          topo.describe().c_str());
-  const std::string ef_now = run.engine.error_feedback_layout();
+  const std::string ef_now = engine.error_feedback_layout();
   const std::string ef_saved = error_feedback_layout(old.zero, saved.world_size, saved.ranks_per_node);
   const bool same_ef = !ef_now.empty() && ef_saved == ef_now;
   if (!ef_now.empty() && !same_ef)
     log0("resume: qgZ error feedback restarts from zero (saved: %s; now: %s)\n",
          ef_saved.empty() ? "none" : ef_saved.c_str(), ef_now.c_str());
-  const CheckpointMeta meta =
-      read_checkpoint(topo.world.get(), rp.path, run.engine.checkpoint_shards(same_ef));
-  run.engine.weights_loaded();
+  const CheckpointMeta meta = read_checkpoint(topo.world.get(), rp.path, engine.checkpoint_shards(same_ef));
+  engine.weights_loaded();
   rp.step = meta.step;
   rp.tokens_seen = meta.tokens_seen;
   log0("resume: step %lld from %s\n", (long long)rp.step, rp.path.c_str());
   return rp;
 }
 
-void init_from_checkpoint(Run& run, const Config& cfg, const std::string& path) {
-  MPI_Comm world = run.topo.world.get();
+void init_from_checkpoint(const Topology& topo, Engine& engine, const ModelDescription& model,
+                          const std::string& path) {
+  MPI_Comm world = topo.world.get();
   const CheckpointMeta saved = read_checkpoint(world, path, {});
-  check_same_model(parse_config_text(saved.deck_toml, path + " (saved deck)").model, cfg.model, path,
-                   "init from");
+  check_same_model(parse_config_text(saved.deck_toml, path + " (saved deck)").model, model, path, "init from");
   ShardGroups shards;  // the weights only: the moments stay zero
-  for (auto& g : run.engine.checkpoint_shards(false))
+  for (auto& g : engine.checkpoint_shards(false))
     if (g.first == "model") shards.push_back(std::move(g));
   read_checkpoint(world, path, shards);
-  run.engine.weights_loaded();
+  engine.weights_loaded();
   log0("init-from: model weights from %s (saved at step %lld); starting at step 0 with a fresh optimizer\n",
        path.c_str(), (long long)saved.step);
 }

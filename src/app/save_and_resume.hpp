@@ -2,7 +2,8 @@
 // tensors, and what a resume may and may not change.
 //
 // The file layer (io/checkpoint.hpp) writes and reads tensors and metadata;
-// this layer fills them from a Run. Everything a step depends on is restored:
+// this layer fills them from the engine's neutral shard views, the model's
+// description and the loop's own state. Everything a step depends on is restored:
 // master weights and Adam moments (any P or node layout: the file holds the
 // logical tensors, each rank reads its own ranges), the step (from which the
 // learning-rate schedule and the data position follow: both are pure
@@ -15,14 +16,25 @@
 #include <cstdint>
 #include <string>
 
-#include "src/app/train.hpp"
+#include "src/base/tensor_shard.hpp"
+#include "src/comm/topology.hpp"
 #include "src/config/config.hpp"
+#include "src/models/model.hpp"
+#include "src/zero/engine.hpp"
 
 namespace zeropp {
 
-// Collective. Writes checkpoint_dir(cfg)/step_<step>.h5 after `step` steps and
-// returns its path. Refuses (Error) weights or moments that are not finite.
-std::string save_checkpoint(Run& run, const Config& cfg, int64_t step, int64_t tokens_seen);
+// The loop's position when it saves.
+struct SavePoint {
+  int64_t step = 0, tokens_seen = 0;
+  int64_t data_next_window = 0;  // first token of rank 0's next window (for the record)
+};
+
+// Collective. Writes checkpoint_dir(cfg)/step_<step>.h5 after `step` steps
+// with the tensors of `shards` (Engine::checkpoint_shards) and returns its
+// path. Refuses (Error) weights or moments that are not finite.
+std::string save_checkpoint(const Topology& topo, const ShardGroups& shards, const Config& cfg,
+                            const SavePoint& at);
 
 struct ResumePoint {
   int64_t step = 0, tokens_seen = 0;
@@ -31,13 +43,16 @@ struct ResumePoint {
 
 // Collective. `which` is "auto" (the newest checkpoint in checkpoint_dir(cfg),
 // or none) or a checkpoint file. Refuses (Error) a checkpoint whose model
-// shape or vocabulary differs from cfg; logs every other changed key.
-ResumePoint resume_run(Run& run, const Config& cfg, const std::string& which);
+// differs from `model` (the descriptions' identities; a saved deck without
+// model.family is GPT-2), listing what differs; logs every other changed key.
+ResumePoint resume_run(const Topology& topo, Engine& engine, const ModelDescription& model, const Config& cfg,
+                       const std::string& which);
 
 // Collective. Fine-tuning: loads only the model weights of the checkpoint file
 // `path` (e.g. one `zeropp ckpt import` made) into the engine's master shards;
 // the run starts at step 0 with fresh optimizer state. Refuses (Error) a
 // checkpoint whose model shape or vocabulary differs from cfg.
-void init_from_checkpoint(Run& run, const Config& cfg, const std::string& path);
+void init_from_checkpoint(const Topology& topo, Engine& engine, const ModelDescription& model,
+                          const std::string& path);
 
 }  // namespace zeropp

@@ -42,8 +42,8 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   rows.emplace_back("deck", deck);
   rows.emplace_back("version", version_line());
   rows.emplace_back("ranks", topo.describe());
-  std::snprintf(buf, sizeof buf, "GPT-2 L=%d C=%d H=%d V=%d T=%d", m.n_layer, m.n_embd, m.n_head,
-                m.vocab_size, m.max_seq_len);
+  std::snprintf(buf, sizeof buf, "%s L=%d C=%d H=%d V=%d T=%d", m.family.c_str(), m.n_layer, m.n_embd,
+                m.n_head, m.vocab_size, m.max_seq_len);
   rows.emplace_back("model", buf);
   rows.emplace_back("parameters", std::to_string(engine.parameters()));
   std::snprintf(buf, sizeof buf, "%.3g (training: 3 x forward)", fpt);
@@ -88,8 +88,9 @@ std::unique_ptr<DataLoader> open_loader(const Config& cfg, const Topology& topo,
 }
 }  // namespace
 
-Run::Run(const Config& cfg, MPI_Comm base)
-    : topo(cfg.zero.ranks_per_node, base),
+Run::Run(const Config& cfg_, MPI_Comm base)
+    : cfg(cfg_),
+      topo(cfg.zero.ranks_per_node, base),
       train(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, false); })),
       val(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, true); })),
       memory(check_memory(cfg, topo)),
@@ -98,11 +99,15 @@ Run::Run(const Config& cfg, MPI_Comm base)
           collectively(topo.world.get(),
                        [&] { return make_communicator(cfg.comm.backend, topo, cfg.comm.timeout_s, false); })),
       world(Group::world(topo)),
-      model(cfg.model, cfg.train.batch_size, cfg.train.seq_len),
-      engine(cfg, topo, *comm, model) {
+      model(make_model<float>(cfg.model, cfg.train.batch_size, cfg.train.seq_len)),
+      engine(cfg, topo, *comm, *model) {
   engine.init_weights(uint64_t(cfg.train.seed));
   if (cfg.comm.fault_stall_rank >= 0) comm->set_stall(cfg.comm.fault_stall_rank, cfg.comm.fault_stall_step);
   comm->set_internode_gbps(cfg.comm.internode_gbps);
+}
+
+StepStats train_step(Run& run, int64_t step, double lr) {
+  return run.engine.train_step(step, micro_batches(*run.train, step, run.cfg.train.grad_accum), lr);
 }
 
 namespace {
@@ -172,14 +177,14 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   Run run(cfg);
   const Topology& topo = run.topo;
   Engine& engine = run.engine;
-  const DataLoader& train = *run.train;
   const DataLoader* val = run.val.get();
   LogFile log_file;  // rank 0's output also goes to train.log in the run folder
   log_table("zeropp training", startup_rows(cfg, deck_path, topo, engine, run.memory, *run.comm));
   if (const std::string w = blas_core_warning(); !w.empty()) log0("warning: %s\n", w.c_str());
   log0("resolved configuration (also in %s/config.toml):\n%s\n", t.out_dir.c_str(), to_toml(cfg).c_str());
-  const ResumePoint from = resume.empty() ? ResumePoint{} : resume_run(run, cfg, resume);
-  if (!init_from.empty()) init_from_checkpoint(run, cfg, init_from);
+  const ResumePoint from =
+      resume.empty() ? ResumePoint{} : resume_run(topo, engine, run.model->describe(), cfg, resume);
+  if (!init_from.empty()) init_from_checkpoint(topo, engine, run.model->describe(), init_from);
   // Only now, with every check passed and the checkpoint loaded, is the folder written.
   collectively(topo.world.get(), [&] {
     if (topo.rank == 0) {
@@ -199,7 +204,11 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   const double tokens_per_step = double(t.batch_size) * t.seq_len * t.grad_accum * topo.P;
   int64_t tokens_seen = from.tokens_seen;
   std::string last_saved = from.path;  // for the message when the loss turns non-finite
-  if (cfg.checkpoint.at_start && from.step == 0) last_saved = save_checkpoint(run, cfg, 0, 0);
+  const auto save = [&](int64_t step) {
+    return save_checkpoint(topo, engine.checkpoint_shards(true), cfg,
+                           SavePoint{step, tokens_seen, run.train->window_start(step, 0)});
+  };
+  if (cfg.checkpoint.at_start && from.step == 0) last_saved = save(0);
   double steady_s = 0, last_step_s = 0;
   int64_t steady_n = 0, saved_at = -1;
   const double loop_started = MPI_Wtime();
@@ -210,14 +219,14 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
     if (t.max_runtime > 0 && MPI_Wtime() - started + 2 * last_step_s > t.max_runtime) stop = 1.0;
     run.comm->allreduce_sum(run.world, &stop, 1, Purpose::Other, "stop flag");
     if (stop > 0) {
-      save_checkpoint(run, cfg, step, tokens_seen);
+      save(step);
       log0("stopping at step %lld (%s); resume with --resume auto\n", (long long)step,
            g_stop_signal ? "signal" : "train.max_runtime");
       return kExitStopped;
     }
     const double lr = learning_rate(cfg.optim, step, t.steps);
     const double t0 = MPI_Wtime();
-    const StepStats st = engine.train_step(step, train, lr);
+    const StepStats st = train_step(run, step, lr);
     const double t1 = MPI_Wtime();
     ZCHECK_MPI(MPI_Barrier(topo.world.get()));  // the step ends when the slowest rank is done
     const double dt = MPI_Wtime() - t0;
@@ -251,20 +260,19 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
       return kExitNonFinite;
     }
     if (val && t.val_every > 0 && (step + 1) % t.val_every == 0 && step + 1 < t.steps) {
-      const double loss = engine.eval_loss(*val, t.val_batches);
+      const double loss = engine.eval_loss(validation_batches(*val, t.val_batches));
       metrics.append_validation(step + 1, loss);
       log0("val step %lld | loss %.4f\n", (long long)(step + 1), loss);
     }
     if (cfg.checkpoint.every > 0 && (step + 1) % cfg.checkpoint.every == 0) {
-      last_saved = save_checkpoint(run, cfg, step + 1, tokens_seen);
+      last_saved = save(step + 1);
       saved_at = step + 1;
     }
   }
   metrics.flush();
-  if (cfg.checkpoint.at_end && saved_at != t.steps && from.step < t.steps)
-    save_checkpoint(run, cfg, t.steps, tokens_seen);
+  if (cfg.checkpoint.at_end && saved_at != t.steps && from.step < t.steps) save(t.steps);
   if (val) {
-    const double loss = engine.eval_loss(*val, t.val_batches);
+    const double loss = engine.eval_loss(validation_batches(*val, t.val_batches));
     if (from.step < t.steps) {  // else metrics.h5 holds it from the run that got there
       metrics.append_validation(t.steps, loss);
       metrics.flush();

@@ -10,11 +10,12 @@
 #include <vector>
 
 #include "io/data_loader.hpp"
+#include "src/app/micro_batches.hpp"
 #include "src/app/preflight.hpp"
 #include "src/comm/communicator.hpp"
 #include "src/comm/topology.hpp"
 #include "src/config/config.hpp"
-#include "src/models/gpt2/gpt2.hpp"
+#include "src/models/model.hpp"
 #include "src/zero/engine.hpp"
 
 namespace zeropp {
@@ -22,12 +23,13 @@ namespace zeropp {
 // Everything a run holds, built in dependency order; the engine refers to
 // the topology, communicator and model, so a Run is never moved.
 struct Run {
+  const Config& cfg;  // outlives the Run (the engine refers to it too)
   Topology topo;
   std::unique_ptr<DataLoader> train, val;  // val: null without validation
   MemoryCheck memory;                      // checked before the model and the engine allocate
-  std::unique_ptr<Communicator> comm;      // comm.backend's (src/comm/make_communicator.hpp)
-  Group world;                             // for the loop's own small collectives (stop flag)
-  GPT<float> model;
+  std::unique_ptr<Communicator> comm;   // comm.backend's (src/comm/make_communicator.hpp)
+  Group world;                          // for the loop's own small collectives (stop flag)
+  std::unique_ptr<Model<float>> model;  // model.family's
   Engine engine;
 
   // Checks the inputs on every rank (one agreed error), then builds and
@@ -36,6 +38,10 @@ struct Run {
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
 };
+
+// One optimizer step of `run` at learning rate lr: the loop reads the
+// step's micro-batches and hands them to the engine.
+StepStats train_step(Run& run, int64_t step, double lr);
 
 // Returns the process exit status (kExitStopped after a signal or the time
 // limit). Collective over MPI_COMM_WORLD. resume: "" (start at step 0),

@@ -16,11 +16,13 @@
 namespace zeropp {
 
 struct ModelConfig {
-  int vocab_size = 256;   // V
-  int max_seq_len = 256;  // rows of the position table
-  int n_layer = 4;        // L
-  int n_head = 4;         // H
-  int n_embd = 256;       // C
+  int vocab_size = 256;         // V
+  int max_seq_len = 256;        // rows of the position table
+  int n_layer = 4;              // L
+  int n_head = 4;               // H
+  int n_embd = 256;             // C
+  std::string family = "gpt2";  // gpt2 | llama (src/models/)
+  int ffn_hidden = 0;           // llama: SwiGLU hidden size (0: 4·n_embd)
 };
 
 struct TrainConfig {

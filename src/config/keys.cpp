@@ -91,6 +91,10 @@ std::vector<Key> build_table() {
   model.add("n_layer", &ModelConfig::n_layer, "L: transformer blocks", {positive()});
   model.add("n_head", &ModelConfig::n_head, "H: attention heads (divides n_embd)", {positive()});
   model.add("n_embd", &ModelConfig::n_embd, "C: embedding width", {positive()});
+  model.add("family", &ModelConfig::family,
+            "gpt2, or llama (RMSNorm, rotary positions, SwiGLU, untied head; src/models/README.md)",
+            {one_of({"gpt2", "llama"})});
+  model.add("ffn_hidden", &ModelConfig::ffn_hidden, "llama's SwiGLU hidden size (0: 4·n_embd)", {non_negative()});
 
   Section<TrainConfig> train{t, "train", &Config::train};
   train.add("batch_size", &TrainConfig::batch_size, "B: sequences per micro-batch per rank", {positive()});

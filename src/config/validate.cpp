@@ -17,6 +17,12 @@ struct Rule {
 const Rule kRules[] = {
     {"model.n_head", [](const Config& c) { return c.model.n_embd % c.model.n_head == 0; },
      [](const Config& c) { return "must divide model.n_embd = " + std::to_string(c.model.n_embd); }},
+    {"model.n_head",
+     [](const Config& c) { return c.model.family != "llama" || (c.model.n_embd / c.model.n_head) % 2 == 0; },
+     [](const Config& c) {
+       return "must leave an even head size for llama's rotary positions (model.n_embd = " +
+              std::to_string(c.model.n_embd) + ")";
+     }},
     {"train.seq_len", [](const Config& c) { return c.train.seq_len <= c.model.max_seq_len; },
      [](const Config& c) {
        return "is longer than the position table (model.max_seq_len = " +

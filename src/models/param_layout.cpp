@@ -1,11 +1,21 @@
 #include "src/models/param_layout.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace zeropp {
 
 namespace {
-void add(UnitSpec& u, std::string name, std::vector<int64_t> shape, bool decay, ParamSpec::Init init) {
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+void ParamLayout::add(UnitSpec& u, std::string name, std::vector<int64_t> shape, bool decay,
+                      ParamSpec::Init init) {
   ParamSpec p;
   p.name = std::move(name);
   p.shape = std::move(shape);
@@ -17,39 +27,10 @@ void add(UnitSpec& u, std::string name, std::vector<int64_t> shape, bool decay, 
   u.numel += p.numel;
   u.params.push_back(std::move(p));
 }
-}  // namespace
 
-ParamLayout ParamLayout::gpt2(const ModelConfig& m) {
-  using I = ParamSpec::Init;
-  const int64_t V = m.vocab_size, T = m.max_seq_len, C = m.n_embd;
-  ParamLayout L;
-  UnitSpec emb{"embeddings", {}, 0};
-  add(emb, "wte.weight", {V, C}, true, I::Normal);
-  add(emb, "wpe.weight", {T, C}, true, I::Normal);
-  L.units.push_back(emb);
-  for (int l = 0; l < m.n_layer; ++l) {
-    const std::string h = "h." + std::to_string(l) + ".";
-    UnitSpec u{"h." + std::to_string(l), {}, 0};
-    add(u, h + "ln_1.weight", {C}, false, I::Ones);
-    add(u, h + "ln_1.bias", {C}, false, I::Zeros);
-    add(u, h + "attn.c_attn.weight", {C, 3 * C}, true, I::Normal);
-    add(u, h + "attn.c_attn.bias", {3 * C}, false, I::Zeros);
-    add(u, h + "attn.c_proj.weight", {C, C}, true, I::ResidualNormal);
-    add(u, h + "attn.c_proj.bias", {C}, false, I::Zeros);
-    add(u, h + "ln_2.weight", {C}, false, I::Ones);
-    add(u, h + "ln_2.bias", {C}, false, I::Zeros);
-    add(u, h + "mlp.c_fc.weight", {C, 4 * C}, true, I::Normal);
-    add(u, h + "mlp.c_fc.bias", {4 * C}, false, I::Zeros);
-    add(u, h + "mlp.c_proj.weight", {4 * C, C}, true, I::ResidualNormal);
-    add(u, h + "mlp.c_proj.bias", {C}, false, I::Zeros);
-    L.units.push_back(u);
-  }
-  UnitSpec lnf{"ln_f", {}, 0};
-  add(lnf, "ln_f.weight", {C}, false, I::Ones);
-  add(lnf, "ln_f.bias", {C}, false, I::Zeros);
-  L.units.push_back(lnf);
-  for (const auto& u : L.units) L.numel += u.numel;
-  return L;
+void ParamLayout::finish() {
+  numel = 0;
+  for (const auto& u : units) numel += u.numel;
 }
 
 const ParamSpec* ParamLayout::find(const std::string& name, int* unit) const {
@@ -71,11 +52,43 @@ std::vector<ParamPiece> params_in(const UnitSpec& u, int64_t begin, int64_t end)
   return out;
 }
 
-double forward_flops_per_token(const ModelConfig& m, int seq_len) {
-  const double C = m.n_embd, L = m.n_layer, V = m.vocab_size, T = seq_len;
-  const double per_layer = 2.0 * (C * 3 * C + C * C + 2 * C * 4 * C)  // the four weight matmuls
-                           + 2.0 * 2.0 * T * C;                       // q·k^T and att·v (full T×T)
-  return L * per_layer + 2.0 * C * V;                                 // + LM head
+template <class T>
+void init_elements(const UnitSpec& u, int unit, uint64_t seed, double std, double std_resid, int64_t begin,
+                   int64_t end, T* out) {
+  size_t p = 0;
+  for (int64_t i = begin; i < end; ++i) {
+    while (p < u.params.size() && i >= u.params[p].offset + u.params[p].numel) ++p;
+    if (p == u.params.size()) {  // padding beyond the unit's parameters
+      out[i - begin] = T(0);
+      continue;
+    }
+    const ParamSpec& ps = u.params[p];
+    double v = 0;
+    switch (ps.init) {
+      case ParamSpec::Init::Zeros:
+        v = 0;
+        break;
+      case ParamSpec::Init::Ones:
+        v = 1;
+        break;
+      case ParamSpec::Init::Normal:
+      case ParamSpec::Init::ResidualNormal: {
+        // Counter-based: element i of the unit depends on (seed, unit, i) only.
+        const uint64_t h =
+            splitmix64(seed ^ splitmix64(uint64_t(unit) * 0x100000001B3ull ^ splitmix64(uint64_t(i))));
+        const double u1 = (double((h >> 11) & ((1ull << 26) - 1)) + 1.0) / double(1ull << 26);
+        const double u2 = double(h >> 38) / double(1ull << 26);
+        const double n = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+        v = n * (ps.init == ParamSpec::Init::Normal ? std : std_resid);
+        break;
+      }
+    }
+    out[i - begin] = T(v);
+  }
 }
+
+template void init_elements<float>(const UnitSpec&, int, uint64_t, double, double, int64_t, int64_t, float*);
+template void init_elements<double>(const UnitSpec&, int, uint64_t, double, double, int64_t, int64_t,
+                                    double*);
 
 }  // namespace zeropp

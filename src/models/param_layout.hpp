@@ -1,27 +1,25 @@
-// Where every GPT-2 parameter lives: units, names, shapes, offsets.
+// Where every parameter of a model lives: units, names, shapes, offsets.
 //
 // Parameters are grouped into units, the granularity at which the engine
-// gathers, reduces and shards them (FSDP's flat parameters): unit 0 holds the
-// embeddings (wte, wpe), units 1..L the transformer blocks h.0..h.{L-1},
-// unit L+1 the final LayerNorm. A unit is one flat buffer: its parameters in
-// the order below, each row-major in Hugging Face GPT-2's shape (Conv1D
-// weights input-major, [C_in, C_out]). The LM head is tied to wte.
+// gathers, reduces and shards them (FSDP's flat parameters). A unit is one
+// flat buffer: its parameters in the order the model adds them, each
+// row-major in its logical shape. Each family builds its own layout
+// (e.g. src/models/gpt2/gpt2_layout.hpp).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "src/config/config.hpp"
-
 namespace zeropp {
 
 struct ParamSpec {
-  std::string name;            // Hugging Face name, e.g. "h.3.attn.c_attn.weight"
+  std::string name;            // e.g. "h.3.attn.c_attn.weight" (GPT-2: Hugging Face's names)
   std::vector<int64_t> shape;  // logical (global) shape
   int64_t offset = 0;          // first element within its unit's flat buffer
   int64_t numel = 0;
   bool decay = false;  // AdamW weight decay: matrices and embeddings only
+  // Normal: N(0, std); ResidualNormal: N(0, the family's smaller residual std)
   enum class Init { Normal, ResidualNormal, Zeros, Ones } init = Init::Zeros;
 };
 
@@ -33,12 +31,13 @@ struct UnitSpec {
 
 struct ParamLayout {
   std::vector<UnitSpec> units;
-  int64_t numel = 0;  // all parameters (wte counted once)
+  int64_t numel = 0;  // all parameters (tied ones counted once)
 
-  static ParamLayout gpt2(const ModelConfig& m);
-  int embeddings_unit() const { return 0; }
-  int block_unit(int layer) const { return 1 + layer; }
-  int final_norm_unit() const { return int(units.size()) - 1; }
+  // Appends a parameter to unit u's flat buffer.
+  static void add(UnitSpec& u, std::string name, std::vector<int64_t> shape, bool decay,
+                  ParamSpec::Init init);
+  // Sets numel from the units.
+  void finish();
   // The parameter called `name`, or nullptr.
   const ParamSpec* find(const std::string& name, int* unit = nullptr) const;
 };
@@ -57,9 +56,11 @@ struct ParamPiece {
 // past the last parameter yields nothing).
 std::vector<ParamPiece> params_in(const UnitSpec& u, int64_t begin, int64_t end);
 
-// Forward FLOPs per token (2 per multiply-add): the matmuls with weights,
-// the LM head and attention's two T×T products, as in PaLM's appendix B.
-// Training is 3x this (forward + backward).
-double forward_flops_per_token(const ModelConfig& m, int seq_len);
+// Initial values of unit elements [begin, end) (padding past the last
+// parameter: 0). Normal draws are counter-based: element i of unit `unit`
+// depends only on (seed, unit, i), so any split gives the same weights.
+template <class T>
+void init_elements(const UnitSpec& u, int unit, uint64_t seed, double std, double std_resid, int64_t begin,
+                   int64_t end, T* out);
 
 }  // namespace zeropp

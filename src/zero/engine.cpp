@@ -72,11 +72,13 @@ struct Engine::Impl {
   std::vector<int> schedule;
   size_t pos = 0;
   int slot_of_pos0 = 0;
-  // full weights still valid in a slot after the forward (the tied
-  // embeddings end the forward and start the backward): no second gather
+  // full weights still valid in a slot after the forward (a unit that ends
+  // the forward and starts the backward, e.g. tied embeddings): no second gather
   int resident_unit = -1, resident_slot = -1;
-  // full-size gradient buffers: the embeddings' lives through the backward
-  Buffer<float> grad_emb, grad_cur;
+  // full-size gradient buffers: one per shared unit (it lives through the
+  // backward; empty for the others), and one for the unit being reduced
+  std::vector<Buffer<float>> grad_shared;
+  Buffer<float> grad_cur;
   std::vector<bool> grad_live;
   Buffer<float> reduced;  // this rank's slice of a reduced gradient
   Buffer<int32_t> inputs, targets;
@@ -98,6 +100,7 @@ struct Engine::Impl {
     return Vec<uint16_t>(reinterpret_cast<uint16_t*>(b.data()), b.size() / 2);
   }
   int slot_for(size_t position) const { return int((size_t(slot_of_pos0) + position) % 2); }
+  Buffer<float>& grad_buf(int u) { return grad_shared[size_t(u)].size() ? grad_shared[size_t(u)] : grad_cur; }
 
   void start_gather(size_t position) {
     const int u = schedule[position];
@@ -216,7 +219,7 @@ struct Engine::Impl {
   }
 
   Vec<float> grad(int u) {
-    Buffer<float>& g = u == 0 ? grad_emb : grad_cur;
+    Buffer<float>& g = grad_buf(u);
     const int64_t n = units[size_t(u)].padded;
     if (!grad_live[size_t(u)]) {
       Kokkos::deep_copy(g.view(0, n), 0.0f);
@@ -228,7 +231,7 @@ struct Engine::Impl {
   void grad_done(int u) {
     progress();
     UnitShard& us = units[size_t(u)];
-    const Buffer<float>& g = u == 0 ? grad_emb : grad_cur;
+    const Buffer<float>& g = grad_buf(u);
     if (qgz)
       qgz->reduce(u, g.data(), reduced.data(), us.name);
     else
@@ -241,14 +244,15 @@ struct Engine::Impl {
   }
 };
 
-Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, GPT<float>& model)
+Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Model<float>& model)
     : cfg_(cfg), model_(model), impl_(std::make_unique<Impl>(topo, comm, cfg.zero)) {
   auto& I = *impl_;
   const ZeroConfig& z = cfg.zero;
   I.alpha = resolve_hpz(z, topo);
   if (I.alpha > 1) I.hpz = std::make_unique<Group>(topo, topo.rank / I.alpha, topo.rank % I.alpha, "hpz");
   I.align = unit_align(z);
-  const ParamLayout& layout = model.layout();
+  const ModelDescription& desc = model.describe();
+  const ParamLayout& layout = desc.layout;
   int64_t max_padded = 0, max_block = 0;
   std::vector<int64_t> padded;
   for (size_t u = 0; u < layout.units.size(); ++u) {
@@ -263,7 +267,7 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, GPT<
     s.segments = decay_segments(spec, s.mine.begin, s.mine.end);
     if (I.hpz) s.secondary = Buffer<uint8_t>("hpZ secondary", I.wire_size(s.padded / I.alpha));
     max_padded = std::max(max_padded, s.padded);
-    if (u != 0) max_block = std::max(max_block, s.padded);
+    if (!desc.shared(int(u))) max_block = std::max(max_block, s.padded);
     padded.push_back(s.padded);
     I.units.push_back(std::move(s));
   }
@@ -288,7 +292,8 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, GPT<
     q.beta = z.error_feedback_beta;
     I.qgz = std::make_unique<QgzReducer>(topo, comm, q, padded);
   }
-  I.grad_emb = Buffer<float>("embeddings grad", I.units[0].padded);
+  I.grad_shared.resize(I.units.size());
+  for (int u : desc.shared_units) I.grad_shared[size_t(u)] = Buffer<float>("shared unit grad", padded[size_t(u)]);
   I.grad_cur = Buffer<float>("unit grad", max_block);
   I.grad_live.assign(I.units.size(), false);
   I.reduced = Buffer<float>("reduced grad", max_slice);
@@ -307,7 +312,7 @@ void Engine::init_weights(uint64_t seed) {
   for (size_t u = 0; u < impl_->units.size(); ++u) {
     UnitShard& s = impl_->units[u];
     std::vector<float> w(static_cast<size_t>(s.slice));  // initialised on the host, then transferred
-    GPT<float>::init_unit(model_.layout(), int(u), seed, s.mine.begin, s.mine.end, w.data());
+    model_.init_unit(int(u), seed, s.mine.begin, s.mine.end, w.data());
     copy_to_device(w.data(), s.master.view());
     for (Buffer<float>* b : {&s.m, &s.v, &s.grad}) fill(*b, 0.0f);
   }
@@ -319,19 +324,21 @@ void Engine::release(int unit) { impl_->release(unit); }
 Vec<float> Engine::grad(int unit) { return impl_->grad(unit); }
 void Engine::grad_done(int unit) { impl_->grad_done(unit); }
 
-double Engine::forward_batch(const DataLoader& loader, int64_t step, int micro) {
+double Engine::forward_batch(const MicroBatch& mb) {
   auto& I = *impl_;
   const int B = cfg_.train.batch_size, T = cfg_.train.seq_len;
   const int64_t bt = int64_t(B) * T;
-  std::vector<int32_t> in_h(static_cast<size_t>(bt)), tg_h(static_cast<size_t>(bt));
-  loader.batch(step, micro, in_h.data(), tg_h.data());
-  copy_to_device(in_h.data(), I.inputs.view());
-  copy_to_device(tg_h.data(), I.targets.view());
+  if (int64_t(mb.tokens.size()) != bt || int64_t(mb.targets.size()) != bt)
+    fatal("Engine::forward_batch", __FILE__, __LINE__,
+          "a micro-batch of " + std::to_string(mb.tokens.size()) + " tokens, " +
+              std::to_string(mb.targets.size()) + " targets; expected B·T = " + std::to_string(bt));
+  copy_to_device(mb.tokens.data(), I.inputs.view());
+  copy_to_device(mb.targets.data(), I.targets.view());
   I.begin_pass(Pass::Forward, model_.unit_schedule(Pass::Forward));
   return model_.forward(CVec<int32_t>(I.inputs.data(), bt), CVec<int32_t>(I.targets.data(), bt), B, T, *this);
 }
 
-StepStats Engine::train_step(int64_t step, const DataLoader& loader, double lr) {
+StepStats Engine::train_step(int64_t step, const std::vector<MicroBatch>& micro, double lr) {
   auto& I = *impl_;
   I.comm.set_step(step);
   I.comm.counters().reset();
@@ -340,11 +347,11 @@ StepStats Engine::train_step(int64_t step, const DataLoader& loader, double lr) 
   I.invalidate_secondaries();
   if (I.qgz && step % cfg_.zero.error_feedback_reset == 0) I.qgz->reset_error_feedback();
   for (auto& s : I.units) fill(s.grad, 0.0f);
-  const int A = cfg_.train.grad_accum;
+  const int A = int(micro.size());
   const int64_t bt = int64_t(cfg_.train.batch_size) * cfg_.train.seq_len;
   double sums[3] = {0, 0, 0};  // loss, squared gradient norm, cross-node bytes
   for (int m = 0; m < A; ++m) {
-    sums[0] += forward_batch(loader, step, m);
+    sums[0] += forward_batch(micro[size_t(m)]);
     I.begin_pass(Pass::Backward, model_.unit_schedule(Pass::Backward));
     model_.backward(1.0f / float(bt * A), *this);
   }
@@ -366,23 +373,24 @@ StepStats Engine::train_step(int64_t step, const DataLoader& loader, double lr) 
   return st;
 }
 
-double Engine::eval_loss(const DataLoader& val, int batches) {
+double Engine::eval_loss(const std::vector<MicroBatch>& batches) {
   auto& I = *impl_;
   double sum = 0;
-  for (int i = 0; i < batches; ++i) sum += forward_batch(val, i, 0);
+  for (const MicroBatch& mb : batches) sum += forward_batch(mb);
   I.resident_unit = -1;
   I.comm.allreduce_sum(I.world, &sum, 1, Purpose::Other, "val loss");
-  return sum / double(batches) / I.topo.P;
+  return sum / double(batches.size()) / I.topo.P;
 }
 
 std::vector<float> Engine::next_token_probs(const std::vector<int32_t>& context) {
   auto& I = *impl_;
-  const int Tn = int(context.size()), V = model_.config().vocab_size;
+  const int Tn = int(context.size());
   copy_to_device(context.data(), I.inputs.view(0, Tn));
   I.begin_pass(Pass::Forward, model_.unit_schedule(Pass::Forward));
   model_.forward(CVec<int32_t>(I.inputs.data(), Tn), CVec<int32_t>(), 1, Tn, *this);
   I.resident_unit = -1;
-  const CVec<float> p = model_.probs();
+  const CVec<float> p = model_.probs();  // [1, Tn, V]
+  const int64_t V = p.size() / Tn;
   const CVec<float> last(p.data() + int64_t(Tn - 1) * V, V);
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), last);
   return std::vector<float>(h.data(), h.data() + V);
@@ -467,7 +475,8 @@ MemoryReport Engine::memory() const {
     r.secondary += s.secondary.bytes();
   }
   for (const auto& s : I.slots) r.gather += s.full.bytes() + s.wire.bytes() + s.send.bytes();
-  r.grad_full = I.grad_emb.bytes() + I.grad_cur.bytes();
+  r.grad_full = I.grad_cur.bytes();
+  for (const auto& g : I.grad_shared) r.grad_full += g.bytes();
   r.qgz = I.qgz ? I.qgz->memory_bytes() : 0;
   return r;
 }

@@ -1,7 +1,7 @@
 // The ZeRO-3 / ZeRO++ engine: sharded model states, gathered weights,
 // reduced gradients.
 //
-// Each unit's flat parameter buffer (param_layout.hpp) is padded to P equal
+// Each unit's flat parameter buffer (the model's description, model.hpp) is padded to P equal
 // slices (shard.hpp); rank r keeps slice r of the fp32 master weights, of the
 // fp32 gradient and of Adam's two moments: 16 bytes per parameter over P.
 // The engine is the model's UnitSource: acquire(u) all-gathers unit u in the
@@ -11,6 +11,10 @@
 // micro-batches of a step the global gradient norm is all-reduced, clipped,
 // and AdamW updates the master shards. The engine decides where bytes travel
 // and knows no layer math; with P = 1 every collective is a local copy.
+// It knows the model only through model.hpp: units, their sizes and names,
+// the order each pass acquires them, and which units are shared (their
+// gradient gets its own full-size buffer, reduced once complete). The
+// training loop fetches the data and hands the engine tokens.
 //
 // ZeRO++ (each independent, ../shared/reference/zeropp-algorithms.md):
 //  - qwZ: the forward and the backward gather each rank's slice quantized
@@ -18,7 +22,7 @@
 //    [payload | scales] (16-byte aligned, QuantScheme::packed_bytes), dequantized
 //    once on arrival and rounded to the communication dtype. The same master
 //    slice always gives the same payload, so the forward and the backward of
-//    a step, and both uses of the tied embeddings, see the same weights on
+//    a step, and both uses of a shared unit, see the same weights on
 //    every route (zero.quantized_weights_backward = false: the backward
 //    gathers unquantized, as before);
 //  - hpZ: a secondary partition over groups of alpha consecutive ranks: the
@@ -38,13 +42,12 @@
 #include <memory>
 #include <vector>
 
-#include "io/checkpoint.hpp"
-#include "io/data_loader.hpp"
 #include "kernels/common.hpp"
+#include "src/base/tensor_shard.hpp"
 #include "src/comm/communicator.hpp"
 #include "src/comm/topology.hpp"
 #include "src/config/config.hpp"
-#include "src/models/gpt2/gpt2.hpp"
+#include "src/models/model.hpp"
 
 namespace zeropp {
 
@@ -59,18 +62,23 @@ struct StepStats {
 struct MemoryReport {
   int64_t master = 0, grad = 0, adam = 0;  // fp32 shards
   int64_t gather = 0;                      // the two full-unit slots (wire + fp32)
-  int64_t grad_full = 0;                   // full-unit gradient buffers (current + tied embeddings)
+  int64_t grad_full = 0;                   // full-unit gradient buffers (current + shared units)
   int64_t secondary = 0;                   // hpZ: 2Ψ/α in bf16
   int64_t qgz = 0;                         // qgZ staging and error-feedback buffers
   int64_t total() const { return master + grad + adam + gather + grad_full + secondary + qgz; }
 };
 
+// One micro-batch: B×T input tokens and the B×T tokens that follow them.
+struct MicroBatch {
+  std::vector<int32_t> tokens, targets;
+};
+
 class Engine final : private UnitSource<float> {
  public:
-  Engine(const Config& cfg, const Topology& topo, Communicator& comm, GPT<float>& model);
+  Engine(const Config& cfg, const Topology& topo, Communicator& comm, Model<float>& model);
   ~Engine() override;
 
-  // GPT-2 initialisation of this rank's master shards (same weights on any P).
+  // The model's initialisation of this rank's master shards (same weights on any P).
   void init_weights(uint64_t seed);
 
   // Units padded to (a multiple of P·align): what each rank's slice tiles.
@@ -80,11 +88,12 @@ class Engine final : private UnitSource<float> {
   // hpZ group size alpha (1: hpZ off).
   int hpz_size() const;
 
-  // One optimizer step over A micro-batches of `loader` at learning rate lr.
-  StepStats train_step(int64_t step, const DataLoader& loader, double lr);
+  // One optimizer step over this rank's A = micro.size() micro-batches at
+  // learning rate lr (the gradient is the mean over them and over ranks).
+  StepStats train_step(int64_t step, const std::vector<MicroBatch>& micro, double lr);
 
-  // Mean validation loss over `batches` micro-batches per rank.
-  double eval_loss(const DataLoader& val, int batches);
+  // Mean validation loss over `batches` (the same number on every rank).
+  double eval_loss(const std::vector<MicroBatch>& batches);
 
   // Next-token probabilities [V] after `context` (collective: every rank
   // passes the same context).
@@ -100,7 +109,7 @@ class Engine final : private UnitSource<float> {
   void watch_weights(WeightWatcher w);
 
   // Views of this rank's model states as pieces of the logical tensors, for
-  // io/checkpoint: groups "model", "optimizer/exp_avg", "optimizer/exp_avg_sq"
+  // checkpoints: groups "model", "optimizer/exp_avg", "optimizer/exp_avg_sq"
   // (each rank its own flat ranges, padding excluded), plus
   // "error_feedback" when qgZ keeps error-feedback buffers (per rank; they
   // are only meaningful on the same layout, see error_feedback_layout()).
@@ -125,12 +134,12 @@ class Engine final : private UnitSource<float> {
   void release(int unit) override;
   Vec<float> grad(int unit) override;
   void grad_done(int unit) override;
-  // Loads micro-batch (step, micro) of `loader` and runs the forward; the loss.
-  double forward_batch(const DataLoader& loader, int64_t step, int micro);
+  // Runs the forward of one micro-batch; the loss.
+  double forward_batch(const MicroBatch& mb);
 
   struct Impl;
   const Config& cfg_;
-  GPT<float>& model_;
+  Model<float>& model_;
   std::unique_ptr<Impl> impl_;
 };
 

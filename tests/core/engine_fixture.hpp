@@ -75,11 +75,11 @@ inline Trace train(const Config& c, MPI_Comm base) {
   Run run(c, base);
   Trace t;
   for (int64_t s = 0; s < c.train.steps; ++s) {
-    const StepStats st = run.engine.train_step(s, *run.train, learning_rate(c.optim, s, c.train.steps));
+    const StepStats st = train_step(run, s, learning_rate(c.optim, s, c.train.steps));
     t.losses.push_back(st.loss);
     t.norms.push_back(st.grad_norm);
   }
-  for (size_t u = 0; u < run.model.layout().units.size(); ++u)
+  for (size_t u = 0; u < run.model->layout().units.size(); ++u)
     t.weights.push_back(run.engine.gather_master(int(u)));
   return t;
 }

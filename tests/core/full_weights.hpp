@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "src/models/gpt2/gpt2.hpp"
+#include "src/models/model.hpp"
 
 namespace zeropp::test {
 
@@ -13,12 +13,13 @@ struct FullWeights final : UnitSource<T> {
   std::vector<Buf<T>> w, g;
   std::vector<int> acquired, done;
 
-  FullWeights(const ParamLayout& layout, uint64_t seed) {
+  FullWeights(const Model<T>& model, uint64_t seed) {
+    const ParamLayout& layout = model.layout();
     for (size_t u = 0; u < layout.units.size(); ++u) {
       const int64_t n = layout.units[u].numel;
       w.emplace_back("w", size_t(n));
       g.emplace_back("g", size_t(n));
-      GPT<T>::init_unit(layout, int(u), seed, 0, n, w.back().data());
+      model.init_unit(int(u), seed, 0, n, w.back().data());
     }
   }
   CVec<T> acquire(int u) override {

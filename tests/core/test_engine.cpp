@@ -62,9 +62,9 @@ TEST_CASE("ZeRO-3 byte counters equal their closed forms", "[engine][engine-byte
         Config cfg = tiny(A, dtype);
         cfg.zero.ranks_per_node = X;
         Run run(cfg);
-        const StepStats st = run.engine.train_step(0, *run.train, 1e-3);
+        const StepStats st = train_step(run, 0, 1e-3);
         const int64_t w = dtype == "fp32" ? 4 : 2;
-        const auto& units = run.model.layout().units;
+        const auto& units = run.model->layout().units;
         const int L = cfg.model.n_layer;
         // Per micro-batch: forward gathers every unit and the embeddings twice
         // (tied head); backward re-gathers all but the embeddings (still
@@ -103,7 +103,7 @@ TEST_CASE("model-state memory per rank is 16 bytes per parameter over P", "[engi
   Run run(cfg);
   const MemoryReport m = run.engine.memory();
   int64_t slices = 0;
-  for (const auto& u : run.model.layout().units) slices += slice_size(u.numel, P);
+  for (const auto& u : run.model->layout().units) slices += slice_size(u.numel, P);
   CHECK(m.master + m.grad + m.adam == 16 * slices);
-  CHECK(16 * slices <= 16 * (run.engine.parameters() / P + int64_t(run.model.layout().units.size())));
+  CHECK(16 * slices <= 16 * (run.engine.parameters() / P + int64_t(run.model->layout().units.size())));
 }

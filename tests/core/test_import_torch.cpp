@@ -66,7 +66,7 @@ void check_import(const std::string& source, WeightsFormat format, const ImportR
   REQUIRE(cfg.vocab_size == ref.V);
   GPT<float> model(cfg, ref.B, ref.T);
   const ParamLayout& layout = model.layout();
-  FullWeights<float> w(layout, 1);
+  FullWeights<float> w(model, 1);
   ShardGroups groups = {{"model", {}}};
   for (size_t u = 0; u < layout.units.size(); ++u)
     for (const ParamSpec& p : layout.units[u].params)

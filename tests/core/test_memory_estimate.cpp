@@ -9,6 +9,7 @@
 #include "src/app/memory_estimate.hpp"
 #include "src/app/node_memory.hpp"
 #include "src/app/preflight.hpp"
+#include "src/models/gpt2/gpt2.hpp"
 
 using namespace zeropp;
 using test::tiny;
@@ -46,28 +47,30 @@ TEST_CASE("the memory estimate equals what the engine and the model allocate", "
       {"qgZ int8 + EF", "fp32", false, true, true, 8, 8, 1},
       {"ZeRO++", "bf16", true, true, true, 4, 4, 0},
   };
-  for (const Variant& v : variants) DYNAMIC_SECTION(v.name << " on P=" << P) {
-      Config c = tiny(2, v.dtype);
-      c.zero.ranks_per_node = P == 4 ? 2 : 0;
-      c.zero.quantized_weights = v.qw;
-      c.zero.weight_bits = v.weight_bits;
-      c.zero.weight_block = 32;
-      c.zero.quantized_gradients = v.qg;
-      c.zero.gradient_block = 16;
-      c.zero.intra_node_gradient_bits = v.intra_bits;
-      c.zero.gradient_error_feedback = v.ef;
-      c.zero.hpz_partition_size = v.hpz;
-      c.train.batch_size = 3;  // B·T and T·T terms of different sizes
-      c.train.seq_len = 12;
-      Run run(c);
-      const MemoryEstimate e = estimate_memory(c, run.topo.P, run.topo.X);
-      check_equal(e.states, run.engine.memory());
-      const int64_t engine_tokens = 2 * 4 * int64_t(c.train.batch_size) * c.train.seq_len;
-      CHECK(e.activations == run.model.activation_bytes() + engine_tokens);
-      CHECK(run.memory.need.total() == e.total());  // what Run checked before allocating
-      if (v.hpz == 0 && run.topo.X > 1) CHECK(e.states.secondary > 0);
-      if (v.qg) CHECK(e.states.qgz > 0);
-    }
+  for (const std::string family : {"gpt2", "llama"})  // GPT-2's tied embeddings: a shared unit
+    for (const Variant& v : variants) DYNAMIC_SECTION(family << " " << v.name << " on P=" << P) {
+        Config c = tiny(2, v.dtype);
+        c.model.family = family;
+        c.zero.ranks_per_node = P == 4 ? 2 : 0;
+        c.zero.quantized_weights = v.qw;
+        c.zero.weight_bits = v.weight_bits;
+        c.zero.weight_block = 32;
+        c.zero.quantized_gradients = v.qg;
+        c.zero.gradient_block = 16;
+        c.zero.intra_node_gradient_bits = v.intra_bits;
+        c.zero.gradient_error_feedback = v.ef;
+        c.zero.hpz_partition_size = v.hpz;
+        c.train.batch_size = 3;  // B·T and T·T terms of different sizes
+        c.train.seq_len = 12;
+        Run run(c);
+        const MemoryEstimate e = estimate_memory(c, run.topo.P, run.topo.X);
+        check_equal(e.states, run.engine.memory());
+        const int64_t engine_tokens = 2 * 4 * int64_t(c.train.batch_size) * c.train.seq_len;
+        CHECK(e.activations == run.model->activation_bytes() + engine_tokens);
+        CHECK(run.memory.need.total() == e.total());  // what Run checked before allocating
+        if (v.hpz == 0 && run.topo.X > 1) CHECK(e.states.secondary > 0);
+        if (v.qg) CHECK(e.states.qgz > 0);
+      }
 }
 
 TEST_CASE("the estimate's model states are 16 bytes per GPT-2 parameter on one rank", "[memory]") {

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "src/models/gpt2/gpt2_layout.hpp"
 #include "src/zero/optimizer.hpp"
 
 using namespace zeropp;
@@ -29,7 +30,7 @@ TEST_CASE("decay segments split a shard at parameter boundaries", "[model]") {
   m.n_layer = 1;
   m.n_head = 1;
   m.n_embd = 2;
-  const ParamLayout L = ParamLayout::gpt2(m);
+  const ParamLayout L = gpt2_layout(m);
   const UnitSpec& blk = L.units[1];  // ln_1.w[2] ln_1.b[2] c_attn.w[12] ...
   const auto segs = decay_segments(blk, 1, 10);
   REQUIRE(segs.size() == 2);

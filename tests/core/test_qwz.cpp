@@ -56,7 +56,7 @@ TEST_CASE("qwZ: forward and backward of a step see the same weights (with and wi
       for (int bits : {8, 4}) {
         const Config c = qwz(2, dtype, bits, hpz, X);
         Run run(c);
-        const int units = int(run.model.layout().units.size());
+        const int units = int(run.model->layout().units.size());
         for (int64_t step = 0; step < 2; ++step) {
           std::vector<std::vector<float>> want;
           for (int u = 0; u < units; ++u) want.push_back(expected_weights(run, c, u));
@@ -71,7 +71,7 @@ TEST_CASE("qwZ: forward and backward of a step see the same weights (with and wi
               first_wrong = std::string(k ? "backward" : "forward") + " unit " + std::to_string(u);
             ++wrong[k];
           });
-          run.engine.train_step(step, *run.train, 1e-3);
+          train_step(run, step, 1e-3);
           run.engine.watch_weights({});
           INFO("P=" << P << " X=" << X << " " << dtype << " int" << bits << (hpz == 0 ? " hpZ" : "")
                     << " step " << step << ": first differing acquire: " << first_wrong);
@@ -116,7 +116,7 @@ TEST_CASE("qwZ alone sends 2M across nodes per step (ZeRO-3: 3M)", "[zeropp][zer
   const auto volume = [&](Run& run, int bits) {
     Volume v;
     const double senders = double(run.topo.Y) * (P - 1);
-    for (int u = 0; u < int(run.model.layout().units.size()); ++u) {
+    for (int u = 0; u < int(run.model->layout().units.size()); ++u) {
       const int64_t s = run.engine.padded(u) / P;
       const double b16 = senders * 2.0 * double(s),
                    bq = senders * double(QuantScheme{bits, 256, ScaleDType::F32}.packed_bytes(s));
@@ -138,7 +138,7 @@ TEST_CASE("qwZ alone sends 2M across nodes per step (ZeRO-3: 3M)", "[zeropp][zer
     for (const Config* c : {&base, &q, &q_fwd_only}) {
       Run run(*c);
       rank = run.topo.rank;
-      bytes[i] = run.engine.train_step(0, *run.train, 1e-3).inter_node_bytes_all;
+      bytes[i] = train_step(run, 0, 1e-3).inter_node_bytes_all;
       vol[i++] = volume(run, bits);
     }
     const double M = vol[0].bf16;  // one bf16 copy of the model (ZeRO-3's padding)

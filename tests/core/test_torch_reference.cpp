@@ -2,7 +2,9 @@
 // weights and tokens (tests/torch/gpt2_reference.py, which documents the file
 // format). The gradcheck in test_model.cpp shows backward matches our own
 // forward; this shows the forward itself is GPT-2 (Conv1D layout, head split,
-// causal mask, tanh GELU, tied head), as llm.c checks against PyTorch.
+// causal mask, tanh GELU, tied head), as llm.c checks against PyTorch. The
+// LLaMA-style family likewise (tests/torch/llama_reference.py: RMSNorm,
+// interleaved rotary pairs, SwiGLU, untied head).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
@@ -12,7 +14,7 @@
 #include <sstream>
 
 #include "core/full_weights.hpp"
-#include "src/models/gpt2/gpt2.hpp"
+#include "src/models/model.hpp"
 
 using namespace zeropp;
 using test::FullWeights;
@@ -68,12 +70,15 @@ class Reader {
   std::ifstream f_;
 };
 
-Reference load_reference() {
-  const char* path = std::getenv("ZEROPP_TORCH_REF");
+// `env` names the file (ZEROPP_TORCH_REF: gpt2_reference.py's, ZEROPP_TORCH_REF_LLAMA:
+// llama_reference.py's); `family` is the model it holds.
+Reference load_reference(const char* env, const std::string& family) {
+  const char* path = std::getenv(env);
   if (path == nullptr || *path == '\0')
-    FAIL("ZEROPP_TORCH_REF is not set: point it at the file tests/torch/gpt2_reference.py writes");
+    FAIL(env << " is not set: point it at the file tests/torch/" << family << "_reference.py writes");
   Reader r(path);
   Reference ref;
+  ref.cfg.family = family;
   r.magic("ZPPTREF1");
   const auto h = r.vec<int32_t>(9, "header");
   ref.cfg.vocab_size = h[0];
@@ -124,9 +129,10 @@ struct Result {
 template <class T>
 Result run_ours(const Reference& ref) {
   const int B = ref.B, Tn = ref.T;
-  GPT<T> model(ref.cfg, B, Tn);
+  const auto made = make_model<T>(ref.cfg, B, Tn);
+  Model<T>& model = *made;
   const ParamLayout& layout = model.layout();
-  FullWeights<T> src(layout, 1);
+  FullWeights<T> src(model, 1);
   for (auto& w : src.w) Kokkos::deep_copy(w, T(0));
   // Every parameter of ours must come from the file exactly once, and vice versa.
   std::set<std::string> seen;
@@ -188,17 +194,13 @@ std::pair<double, double> compare_grads(const Reference& ref, const Result& ours
 
 }  // namespace
 
-TEST_CASE("GPT-2 loss and every gradient match PyTorch autograd", "[torch]") {
-  const Reference ref = load_reference();
+namespace {
+// Loss and gradients in double and float against the reference; ftol is the
+// float bound (see the GPT-2 case).
+void compare_with_torch(const Reference& ref, double ftol) {
   const double dtol = 1e-8;
-  // float: single-precision accumulation and the fast tanh in GELU give at most
-  // ~8e-7 (measured over seeds and shapes up to C=128, L=4), while the subtlest
-  // formula slips measured are larger (LayerNorm eps 1e-6 for 1e-5: 9e-5; erf
-  // GELU for tanh: 4e-4), so 1e-5 keeps the float check meaningful on its own.
-  const double ftol = 1e-5;
-
   const Result d = run_ours<double>(ref);
-  INFO("torch loss " << ref.loss << ", ours (double) " << d.loss);
+  INFO(ref.cfg.family << ": torch loss " << ref.loss << ", ours (double) " << d.loss);
   CHECK(std::abs(d.loss - ref.loss) <= 1e-10 * std::abs(ref.loss));
   const auto [dg, d_abs] = compare_grads(ref, d, dtol);
 
@@ -207,9 +209,22 @@ TEST_CASE("GPT-2 loss and every gradient match PyTorch autograd", "[torch]") {
   CHECK(std::abs(f.loss - ref.loss) <= 1e-5 * std::abs(ref.loss));
   const auto [fg, f_abs] = compare_grads(ref, f, ftol);
 
-  WARN("torch reference: loss " << ref.loss << "; double: loss rel diff "
-                                << std::abs(d.loss - ref.loss) / std::abs(ref.loss) << ", grad max err " << dg
-                                << " (max abs " << d_abs << "); float: loss rel diff "
-                                << std::abs(f.loss - ref.loss) / std::abs(ref.loss) << ", grad max err " << fg
-                                << " (max abs " << f_abs << ")");
+  WARN(ref.cfg.family << " torch reference: loss " << ref.loss << "; double: loss rel diff "
+                      << std::abs(d.loss - ref.loss) / std::abs(ref.loss) << ", grad max err " << dg
+                      << " (max abs " << d_abs << "); float: loss rel diff "
+                      << std::abs(f.loss - ref.loss) / std::abs(ref.loss) << ", grad max err " << fg
+                      << " (max abs " << f_abs << ")");
+}
+}  // namespace
+
+TEST_CASE("GPT-2 loss and every gradient match PyTorch autograd", "[torch]") {
+  // float: single-precision accumulation and the fast tanh in GELU give at most
+  // ~8e-7 (measured over seeds and shapes up to C=128, L=4), while the subtlest
+  // formula slips measured are larger (LayerNorm eps 1e-6 for 1e-5: 9e-5; erf
+  // GELU for tanh: 4e-4), so 1e-5 keeps the float check meaningful on its own.
+  compare_with_torch(load_reference("ZEROPP_TORCH_REF", "gpt2"), 1e-5);
+}
+
+TEST_CASE("LLaMA loss and every gradient match PyTorch autograd", "[torch]") {
+  compare_with_torch(load_reference("ZEROPP_TORCH_REF_LLAMA", "llama"), 1e-5);
 }

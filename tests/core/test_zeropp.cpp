@@ -83,7 +83,7 @@ TEST_CASE("every ZeRO++ collective sends its closed-form bytes", "[zeropp][zerop
         p.gbits = A == 2 ? 8 : 4;  // both intra-node widths over the loop
         const Config cfg = with(tiny(A, "bf16"), p, X);
         Run run(cfg);
-        const StepStats st = run.engine.train_step(0, *run.train, 1e-3);
+        const StepStats st = train_step(run, 0, 1e-3);
         const Topology& t = run.topo;
         const int L = cfg.model.n_layer, alpha = run.engine.hpz_size();
         const bool hpz_on = alpha > 1;                          // "the node" is no partition when X = 1
@@ -104,7 +104,7 @@ TEST_CASE("every ZeRO++ collective sends its closed-form bytes", "[zeropp][zerop
         };
         for (int m = 0; m < A; ++m) {
           bool emb_seen = false;
-          for (int u : run.model.unit_schedule(Pass::Forward)) {
+          for (int u : run.model->unit_schedule(Pass::Forward)) {
             const int64_t n = run.engine.padded(u), s = n / P;
             const bool secondary = hpz_on && (m > 0 || (u == 0 && emb_seen));
             if (u == 0) emb_seen = true;
@@ -163,7 +163,7 @@ TEST_CASE("full ZeRO++ sends at most 1/3.9 of ZeRO-3's cross-node bytes", "[zero
   int i = 0;
   for (const Config* c : {&z3, &zpp}) {
     Run run(*c);
-    bytes[i++] = run.engine.train_step(0, *run.train, 1e-3).inter_node_bytes_all;
+    bytes[i++] = train_step(run, 0, 1e-3).inter_node_bytes_all;
   }
   INFO("P=" << P << " X=" << X << ": ZeRO-3 " << bytes[0] << " B, ZeRO++ " << bytes[1] << " B across nodes");
   WARN("P=" << P << " X=" << X << ": cross-node bytes per step ZeRO-3 " << bytes[0] << ", ZeRO++ " << bytes[1]

@@ -55,10 +55,10 @@ std::vector<Vecs> every_rank_gradient(Config c, int64_t step = 0) {
   const TrainConfig& t = c.train;
   const DataLoader mine(token_file_spec(c.data.train), t.batch_size, t.seq_len, r, P, t.grad_accum, c.model.vocab_size,
                         c.data.shuffle, uint64_t(t.seed));
-  self.engine.train_step(step, mine, 0.0);
+  self.engine.train_step(step, micro_batches(mine, step, t.grad_accum), 0.0);
   std::vector<float> flat;
   std::vector<size_t> sizes;
-  for (size_t u = 0; u < self.model.layout().units.size(); ++u) {
+  for (size_t u = 0; u < self.model->layout().units.size(); ++u) {
     const std::vector<float> g = self.engine.gather_grad(int(u));
     flat.insert(flat.end(), g.begin(), g.end());
     sizes.push_back(g.size());
@@ -138,7 +138,7 @@ TEST_CASE("qgZ's gradient shard is the exact fp32 mean within the derived quanti
     Config exact_cfg = base;
     exact_cfg.zero.ranks_per_node = X;
     Run exact(exact_cfg);
-    exact.engine.train_step(0, *exact.train, 1e-3);
+    train_step(exact, 0, 1e-3);
     Vecs ge;
     for (size_t u = 0; u < G[0].size(); ++u) ge.push_back(exact.engine.gather_grad(int(u)));
     // the exact run is the plain mean of every rank's gradient, up to the
@@ -166,7 +166,7 @@ TEST_CASE("qgZ's gradient shard is the exact fp32 mean within the derived quanti
         c.zero.intra_node_gradient_bits = bits;
         c.zero.gradient_error_feedback = ef;
         Run run(c);
-        run.engine.train_step(0, *run.train, 1e-3);
+        train_step(run, 0, 1e-3);
         const int Y = P / X;
         const double h1 = X > 1 ? 1.0 / (2 * (bits == 8 ? 127 : 7)) : 0.0;
         const double cf = h1 + (Y > 1 ? (1 + h1) / 14 : 0.0) + 1e-4;
@@ -206,11 +206,11 @@ TEST_CASE("qwZ's gathered weights are the fp32 master within the quantization bo
         c.zero.weight_block = block;
         c.zero.hpz_partition_size = hpz;
         Run run(c);
-        run.engine.train_step(0, *run.train, 1e-2);  // weights that are no longer the initial ones
+        train_step(run, 0, 1e-2);  // weights that are no longer the initial ones
         const double cf = 1.0 / (2 * (bits == 8 ? 127 : 7)) + std::ldexp(1.0, -8);
         for (Pass pass : {Pass::Forward, Pass::Backward}) {
           Against a;
-          for (size_t u = 0; u < run.model.layout().units.size(); ++u) {
+          for (size_t u = 0; u < run.model->layout().units.size(); ++u) {
             const std::vector<float> master = run.engine.gather_master(int(u));
             const std::vector<float> w = run.engine.gathered(int(u), pass);
             CHECK(w.size() == master.size());
@@ -249,7 +249,7 @@ TEST_CASE("qgZ with error feedback over two steps delivers the reference model's
       std::vector<QgzModel> model;
       for (size_t u = 0; u < G[0][0].size(); ++u) model.emplace_back(run.topo, s, run.engine.padded(int(u)));
       for (int64_t step = 0; step < 2; ++step) {
-        run.engine.train_step(step, *run.train, 0.0);
+        train_step(run, step, 0.0);
         for (size_t u = 0; u < model.size(); ++u) {
           Vecs grads;  // every rank's padded gradient of this unit
           for (int q = 0; q < P; ++q) {

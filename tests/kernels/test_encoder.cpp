@@ -48,3 +48,19 @@ TEST_CASE("encoder backward matches finite differences", "[kernels]") {
   check_gradient("wpe", wpe, dwpe, loss);
   check_accumulates({dwte, dwpe}, [&] { encoder_backward<double>(dwte, dwpe, R, tokens, B, Tn, C); });
 }
+
+TEST_CASE("encoder without a position table is the token embedding alone", "[kernels]") {
+  std::mt19937 rng(5);
+  const int B = 2, Tn = 3, C = 70, V = 5;
+  auto wte = random_buf<double>(V * C, rng);
+  auto tok = random_ints(B * Tn, V, rng);
+  Buf<double> out("out", B * Tn * C), dwte("dwte", V * C);
+  encoder_forward<double>(out, tok, wte, CVec<double>(), B, Tn, C);
+  for (int bt = 0; bt < B * Tn; ++bt)
+    for (int c = 0; c < C; ++c) REQUIRE(out(bt * C + c) == wte(tok(bt) * C + c));
+  auto dout = random_buf<double>(B * Tn * C, rng);
+  encoder_backward<double>(dwte, Vec<double>(), dout, tok, B, Tn, C);
+  Buf<double> dwte_r("dwte_r", V * C);
+  encoder_backward_reference<double>(dwte_r, Vec<double>(), dout, tok, B, Tn, C);
+  require_close<double>(dwte, dwte_r, 1e-14, "dwte");
+}

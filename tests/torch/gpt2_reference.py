@@ -98,21 +98,12 @@ def parse_args(doc, out, seed, **shape):
     return ap.parse_args()
 
 
-def main():
-    args = parse_args(__doc__, "out", 1234, V=64, maxT=16, L=2, H=4, C=32, B=3, T=16)
-    V, MAXT, L, H, C, B, T = args.V, args.maxT, args.L, args.H, args.C, args.B, args.T
-    assert C % H == 0 and 0 < T <= MAXT
-    torch.set_num_threads(1)  # the ctest machines are small; this model is tiny
-    g = torch.Generator().manual_seed(args.seed)
-    specs = param_specs(V, MAXT, L, C)
-    params = {n: random_weight(n, s, g).requires_grad_() for n, s in specs}
-    tokens = torch.randint(0, V, (B, T), generator=g)
-    targets = torch.randint(0, V, (B, T), generator=g)
-    loss = gpt2_loss(params, tokens, targets, V, L, H, C)
-    loss.backward()
-    with open(args.out, "wb") as f:
+def write_reference(path, header, specs, params, tokens, targets, loss):
+    """The file format above; header = (V, MAXT, L, H, C, B, T, seed)."""
+    V, MAXT, L, H, C, B, T, seed = header
+    with open(path, "wb") as f:
         f.write(b"ZPPTREF1")
-        f.write(struct.pack("<9i", V, MAXT, L, H, C, B, T, len(specs), args.seed))
+        f.write(struct.pack("<9i", V, MAXT, L, H, C, B, T, len(specs), seed))
         for name, shape in specs:
             w = params[name]
             assert w.grad is not None and w.grad.abs().max() > 0, name
@@ -127,8 +118,24 @@ def main():
         f.write(targets.to(torch.int32).numpy().astype("<i4").tobytes())
         f.write(struct.pack("<d", loss.item()))
         f.write(b"ZPPTEND1")
-    print(f"gpt2_reference: loss {loss.item():.17g}, {len(specs)} tensors -> {args.out}")
+
+
+def run(name, specs_of, weight_of, loss_of, doc):
+    """Parses the command line, draws weights and tokens, backpropagates, writes."""
+    args = parse_args(doc, "out", 1234, V=64, maxT=16, L=2, H=4, C=32, B=3, T=16)
+    V, MAXT, L, H, C, B, T = args.V, args.maxT, args.L, args.H, args.C, args.B, args.T
+    assert C % H == 0 and 0 < T <= MAXT
+    torch.set_num_threads(1)  # the ctest machines are small; this model is tiny
+    g = torch.Generator().manual_seed(args.seed)
+    specs = specs_of(V, MAXT, L, C)
+    params = {n: weight_of(n, s, g).requires_grad_() for n, s in specs}
+    tokens = torch.randint(0, V, (B, T), generator=g)
+    targets = torch.randint(0, V, (B, T), generator=g)
+    loss = loss_of(params, tokens, targets, V, L, H, C)
+    loss.backward()
+    write_reference(args.out, (V, MAXT, L, H, C, B, T, args.seed), specs, params, tokens, targets, loss)
+    print(f"{name}: loss {loss.item():.17g}, {len(specs)} tensors -> {args.out}")
 
 
 if __name__ == "__main__":
-    main()
+    run("gpt2_reference", param_specs, random_weight, gpt2_loss, __doc__)

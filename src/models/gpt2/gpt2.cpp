@@ -9,30 +9,16 @@
 #include "kernels/layernorm.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/residual.hpp"
+#include "src/models/decoder_parts.hpp"
 
 namespace zeropp {
 
 namespace {
 
-// Index of each tensor in a block unit's params (param_layout.cpp order).
+using namespace decoder;
+
+// Index of each tensor in a block unit's params (gpt2_layout.cpp order).
 enum BlockParam { LN1W, LN1B, ATTNW, ATTNB, APROJW, APROJB, LN2W, LN2B, FCW, FCB, MPROJW, MPROJB };
-
-template <class T>
-Vec<T> at(const Buf<T>& b, int64_t off, int64_t n) {
-  return Vec<T>(b.data() + off, n);
-}
-
-template <class T>
-void zero(const Vec<T>& v) {
-  Kokkos::deep_copy(v, T(0));
-}
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 }  // namespace
 
@@ -52,7 +38,12 @@ struct GPT<T>::Acts {
 
 template <class T>
 GPT<T>::GPT(const ModelConfig& cfg, int B, int Tmax)
-    : cfg_(cfg), layout_(ParamLayout::gpt2(cfg)), Bmax_(B), Tmax_(Tmax), a_(std::make_unique<Acts>()) {
+    : cfg_(cfg),
+      desc_(gpt2_description(cfg)),
+      layout_(desc_.layout),
+      Bmax_(B),
+      Tmax_(Tmax),
+      a_(std::make_unique<Acts>()) {
   const int64_t BT = int64_t(B) * Tmax, C = cfg.n_embd, V = cfg.vocab_size, NH = cfg.n_head;
   const int64_t att = int64_t(B) * NH * Tmax * Tmax;
   auto buf = [](const char* name, int64_t n) { return Buf<T>(std::string(name), size_t(n)); };
@@ -116,9 +107,9 @@ std::vector<int> GPT<T>::unit_schedule(Pass pass) const {
   std::vector<int> s;
   if (pass == Pass::Forward) {
     for (int u = 0; u <= L + 1; ++u) s.push_back(u);
-    s.push_back(layout_.embeddings_unit());  // tied LM head
+    s.push_back(gpt2::kEmbeddings);  // tied LM head
   } else {
-    s.push_back(layout_.embeddings_unit());  // LM head; the encoder's backward needs no weights
+    s.push_back(gpt2::kEmbeddings);  // LM head; the encoder's backward needs no weights
     for (int u = L + 1; u >= 1; --u) s.push_back(u);
   }
   return s;
@@ -132,17 +123,12 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
   auto& a = *a_;
   B_ = B;
   Tn_ = Tn;
-  Kokkos::deep_copy(Kokkos::View<int32_t*, MemSpace, Kokkos::MemoryUnmanaged>(a.tokens.data(), BT), tokens);
-  const bool with_targets = targets.size() > 0;
-  if (with_targets)
-    Kokkos::deep_copy(Kokkos::View<int32_t*, MemSpace, Kokkos::MemoryUnmanaged>(a.targets.data(), BT),
-                      targets);
+  const bool with_targets = keep_tokens(a.tokens, a.targets, tokens, targets, BT);
 
-  const auto P = [](const CVec<T>& w, const ParamSpec& p) { return CVec<T>(w.data() + p.offset, p.numel); };
   const CVec<int32_t> tok(a.tokens.data(), BT);
 
   // embeddings
-  const int emb = layout_.embeddings_unit();
+  const int emb = gpt2::kEmbeddings;
   {
     CVec<T> w = src.acquire(emb);
     const auto& ps = layout_.units[emb].params;
@@ -151,7 +137,7 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
   }
   // transformer blocks
   for (int l = 0; l < L; ++l) {
-    const int u = layout_.block_unit(l);
+    const int u = gpt2::block_unit(l);
     CVec<T> w = src.acquire(u);
     const auto& ps = layout_.units[u].params;
     const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
@@ -176,7 +162,7 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
   }
   // final LayerNorm
   {
-    const int u = layout_.final_norm_unit();
+    const int u = gpt2::final_norm_unit(cfg_);
     CVec<T> w = src.acquire(u);
     const auto& ps = layout_.units[u].params;
     layernorm_forward<T>(at(a.lnf, 0, nC), at(a.lnf_mean, 0, BT), at(a.lnf_rstd, 0, BT),
@@ -194,12 +180,7 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
                                     with_targets ? CVec<int32_t>(a.targets.data(), BT) : CVec<int32_t>(),
                                     int(BT), V);
   }
-  if (!with_targets) return 0.0;
-  double sum = 0;
-  const auto losses = a.losses;
-  Kokkos::parallel_reduce(
-      "mean_loss", Range(0, BT), KOKKOS_LAMBDA(int64_t i, double& acc) { acc += double(losses(i)); }, sum);
-  return sum / double(BT);
+  return with_targets ? mean_loss(a.losses, BT) : 0.0;
 }
 
 template <class T>
@@ -209,12 +190,10 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
   const int64_t BT = int64_t(B) * Tn, nC = BT * C;
   const int64_t natt = int64_t(B) * NH * Tn * Tn;
   auto& a = *a_;
-  const auto P = [](const CVec<T>& w, const ParamSpec& p) { return CVec<T>(w.data() + p.offset, p.numel); };
-  const auto G = [](const Vec<T>& g, const ParamSpec& p) { return Vec<T>(g.data() + p.offset, p.numel); };
   const CVec<int32_t> tok(a.tokens.data(), BT), tgt(a.targets.data(), BT);
 
   // LM head: dlogits overwrite the probabilities in place.
-  const int emb = layout_.embeddings_unit();
+  const int emb = gpt2::kEmbeddings;
   const Vec<T> dlogits = at(a.logits, 0, BT * V);
   softmax_crossentropy_backward<T>(dlogits, dlogits, tgt, dloss, int(BT), V);
   const Vec<T> dlnf = at(a.dlnf, 0, nC);
@@ -231,7 +210,7 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
   Vec<T> dout = at(a.dres_a, 0, nC), din = at(a.dres_b, 0, nC);
   zero(dout);
   {
-    const int u = layout_.final_norm_unit();
+    const int u = gpt2::final_norm_unit(cfg_);
     CVec<T> w = src.acquire(u);
     const Vec<T> g = src.grad(u);
     const auto& ps = layout_.units[u].params;
@@ -245,7 +224,7 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
   const Vec<T> dattproj = at(a.dattproj, 0, nC), datty = at(a.datty, 0, nC), dln1 = at(a.dln1, 0, nC);
   const Vec<T> dqkv = at(a.dqkv, 0, 3 * nC), dfch = at(a.dfch, 0, 4 * nC), dgelu = at(a.dgelu, 0, 4 * nC);
   for (int l = L - 1; l >= 0; --l) {
-    const int u = layout_.block_unit(l);
+    const int u = gpt2::block_unit(l);
     CVec<T> w = src.acquire(u);
     const Vec<T> g = src.grad(u);
     const auto& ps = layout_.units[u].params;
@@ -287,40 +266,9 @@ CVec<T> GPT<T>::probs() const {
 }
 
 template <class T>
-void GPT<T>::init_unit(const ParamLayout& layout, int unit, uint64_t seed, int64_t begin, int64_t end,
-                       T* out) {
-  const UnitSpec& u = layout.units[size_t(unit)];
-  const double std_resid = 0.02 / std::sqrt(2.0 * double(layout.units.size() - 2));
-  size_t p = 0;
-  for (int64_t i = begin; i < end; ++i) {
-    while (p < u.params.size() && i >= u.params[p].offset + u.params[p].numel) ++p;
-    if (p == u.params.size()) {  // padding beyond the unit's parameters
-      out[i - begin] = T(0);
-      continue;
-    }
-    const ParamSpec& ps = u.params[p];
-    double v = 0;
-    switch (ps.init) {
-      case ParamSpec::Init::Zeros:
-        v = 0;
-        break;
-      case ParamSpec::Init::Ones:
-        v = 1;
-        break;
-      case ParamSpec::Init::Normal:
-      case ParamSpec::Init::ResidualNormal: {
-        // Counter-based: element i of the unit depends on (seed, unit, i) only.
-        const uint64_t h =
-            splitmix64(seed ^ splitmix64(uint64_t(unit) * 0x100000001B3ull ^ splitmix64(uint64_t(i))));
-        const double u1 = (double((h >> 11) & ((1ull << 26) - 1)) + 1.0) / double(1ull << 26);
-        const double u2 = double(h >> 38) / double(1ull << 26);
-        const double n = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-        v = n * (ps.init == ParamSpec::Init::Normal ? 0.02 : std_resid);
-        break;
-      }
-    }
-    out[i - begin] = T(v);
-  }
+void GPT<T>::init_unit(int unit, uint64_t seed, int64_t begin, int64_t end, T* out) const {
+  init_elements(layout_.units[size_t(unit)], unit, seed, 0.02, 0.02 / std::sqrt(2.0 * cfg_.n_layer), begin,
+                end, out);
 }
 
 template class GPT<float>;

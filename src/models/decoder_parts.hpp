@@ -1,0 +1,54 @@
+// Small pieces the decoders in src/models share: views into activation
+// buffers, a parameter's part of its unit's flat buffer, the tokens a
+// forward keeps for its backward, and the mean of the per-token losses.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/common.hpp"
+#include "src/models/param_layout.hpp"
+
+namespace zeropp::decoder {
+
+// Elements [off, off+n) of an activation buffer.
+template <class T>
+Vec<T> at(const Buf<T>& b, int64_t off, int64_t n) {
+  return Vec<T>(b.data() + off, n);
+}
+
+template <class T>
+void zero(const Vec<T>& v) {
+  Kokkos::deep_copy(v, T(0));
+}
+
+// Parameter p's weights (P) or gradient (G) within its unit's full buffer.
+template <class T>
+CVec<T> P(const CVec<T>& w, const ParamSpec& p) {
+  return CVec<T>(w.data() + p.offset, p.numel);
+}
+template <class T>
+Vec<T> G(const Vec<T>& g, const ParamSpec& p) {
+  return Vec<T>(g.data() + p.offset, p.numel);
+}
+
+// Copies BT tokens (and targets, when given) into the model's buffers;
+// whether targets were given.
+inline bool keep_tokens(const Buf<int32_t>& tokens_out, const Buf<int32_t>& targets_out, CVec<int32_t> tokens,
+                        CVec<int32_t> targets, int64_t BT) {
+  using Unmanaged = Kokkos::View<int32_t*, MemSpace, Kokkos::MemoryUnmanaged>;
+  Kokkos::deep_copy(Unmanaged(tokens_out.data(), BT), tokens);
+  if (targets.size() == 0) return false;
+  Kokkos::deep_copy(Unmanaged(targets_out.data(), BT), targets);
+  return true;
+}
+
+// Mean of losses[0 .. BT).
+template <class T>
+double mean_loss(const Buf<T>& losses, int64_t BT) {
+  double sum = 0;
+  Kokkos::parallel_reduce(
+      "mean_loss", Range(0, BT), KOKKOS_LAMBDA(int64_t i, double& acc) { acc += double(losses(i)); }, sum);
+  return sum / double(BT);
+}
+
+}  // namespace zeropp::decoder

@@ -1,0 +1,29 @@
+// GPT-2's parameters and its description for the engine.
+//
+// Unit 0 holds the embeddings (wte, wpe), units 1..L the transformer blocks
+// h.0..h.{L-1}, unit L+1 the final LayerNorm. Parameters are named and
+// shaped as in Hugging Face GPT-2 (Conv1D weights input-major, [C_in, C_out]).
+// The LM head is tied to wte: unit 0 is declared shared.
+#pragma once
+
+#include "src/models/model.hpp"
+
+namespace zeropp {
+
+ParamLayout gpt2_layout(const ModelConfig& m);
+ModelDescription gpt2_description(const ModelConfig& m);
+
+namespace gpt2 {
+constexpr int kEmbeddings = 0;
+inline int block_unit(int layer) { return 1 + layer; }
+inline int final_norm_unit(const ModelConfig& m) { return m.n_layer + 1; }
+}  // namespace gpt2
+
+// What GPT<float>(m, B, T).activation_bytes() reports.
+int64_t gpt2_activation_bytes(const ModelConfig& m, int B, int T);
+
+// The matmuls with weights, the LM head and attention's two T×T products,
+// as in PaLM's appendix B.
+double gpt2_forward_flops_per_token(const ModelConfig& m, int seq_len);
+
+}  // namespace zeropp

@@ -1,0 +1,264 @@
+#include "src/models/llama/llama.hpp"
+
+#include <cmath>
+
+#include "kernels/attention.hpp"
+#include "kernels/crossentropy.hpp"
+#include "kernels/encoder.hpp"
+#include "kernels/matmul.hpp"
+#include "kernels/residual.hpp"
+#include "kernels/rmsnorm.hpp"
+#include "kernels/rope.hpp"
+#include "kernels/swiglu.hpp"
+#include "src/models/decoder_parts.hpp"
+
+namespace zeropp {
+
+namespace {
+
+using namespace decoder;
+
+// Index of each tensor in a block unit's params (llama_layout.cpp order).
+enum BlockParam { ATTN_NORM, WQKV, WO, FFN_NORM, W13, W2 };
+
+}  // namespace
+
+// Activations kept for the backward pass, and backward scratch, sized for
+// Bmax×Tmax; a pass over B×Tn tokens uses the leading part of each buffer.
+template <class T>
+struct Llama<T>::Acts {
+  Buf<int32_t> tokens, targets;
+  Buf<T> encoded;  // [B,T,C] residual stream into layers.0
+  std::vector<Buf<T>> xn1, rstd1, qkv, qkvr, atty, att, res2, xn2, rstd2, h, g, res3;  // per layer
+  Buf<T> preatt, scratchC, xnf, rstdf, logits, losses;
+  // backward scratch
+  Buf<T> dres_a, dres_b, dres2, dmlp, dxn2, dattproj, datty, dxn1, dxnf, dqkv, dqkvr, dh, dg, dpreatt, datt;
+
+  std::vector<const Buf<T>*> all() const {
+    std::vector<const Buf<T>*> v;
+    for (const auto* layer : {&xn1, &rstd1, &qkv, &qkvr, &atty, &att, &res2, &xn2, &rstd2, &h, &g, &res3})
+      for (const Buf<T>& b : *layer) v.push_back(&b);
+    for (const Buf<T>* b :
+         {&encoded, &preatt,   &scratchC, &xnf,  &rstdf, &logits, &losses, &dres_a, &dres_b, &dres2,   &dmlp,
+          &dxn2,    &dattproj, &datty,    &dxn1, &dxnf,  &dqkv,   &dqkvr,  &dh,     &dg,     &dpreatt, &datt})
+      v.push_back(b);
+    return v;
+  }
+};
+
+template <class T>
+Llama<T>::Llama(const ModelConfig& cfg, int B, int Tmax)
+    : cfg_(cfg),
+      desc_(llama_description(cfg)),
+      layout_(desc_.layout),
+      F_(llama::ffn_hidden(cfg)),
+      a_(std::make_unique<Acts>()) {
+  const int64_t BT = int64_t(B) * Tmax, C = cfg.n_embd, V = cfg.vocab_size, NH = cfg.n_head, F = F_;
+  const int64_t att = int64_t(B) * NH * Tmax * Tmax;
+  auto buf = [](const char* name, int64_t n) { return Buf<T>(std::string(name), size_t(n)); };
+  auto& a = *a_;
+  a.tokens = Buf<int32_t>("tokens", BT);
+  a.targets = Buf<int32_t>("targets", BT);
+  a.encoded = buf("encoded", BT * C);
+  for (int l = 0; l < cfg.n_layer; ++l) {
+    a.xn1.push_back(buf("xn1", BT * C));
+    a.rstd1.push_back(buf("rstd1", BT));
+    a.qkv.push_back(buf("qkv", BT * 3 * C));
+    a.qkvr.push_back(buf("qkv_rope", BT * 3 * C));
+    a.atty.push_back(buf("atty", BT * C));
+    a.att.push_back(buf("att", att));
+    a.res2.push_back(buf("res2", BT * C));
+    a.xn2.push_back(buf("xn2", BT * C));
+    a.rstd2.push_back(buf("rstd2", BT));
+    a.h.push_back(buf("h", BT * 2 * F));
+    a.g.push_back(buf("g", BT * F));
+    a.res3.push_back(buf("res3", BT * C));
+  }
+  a.preatt = buf("preatt", att);
+  a.scratchC = buf("scratchC", BT * C);
+  a.xnf = buf("xnf", BT * C);
+  a.rstdf = buf("rstdf", BT);
+  a.logits = buf("logits", BT * V);
+  a.losses = buf("losses", BT);
+  for (Buf<T>* b :
+       {&a.dres_a, &a.dres_b, &a.dres2, &a.dmlp, &a.dxn2, &a.dattproj, &a.datty, &a.dxn1, &a.dxnf})
+    *b = buf("dC", BT * C);
+  a.dqkv = buf("dqkv", BT * 3 * C);
+  a.dqkvr = buf("dqkv_rope", BT * 3 * C);
+  a.dh = buf("dh", BT * 2 * F);
+  a.dg = buf("dg", BT * F);
+  a.dpreatt = buf("dpreatt", att);
+  a.datt = buf("datt", att);
+}
+
+template <class T>
+Llama<T>::~Llama() = default;
+
+template <class T>
+int64_t Llama<T>::activation_bytes() const {
+  int64_t n = 0;
+  for (const Buf<T>* b : a_->all()) n += int64_t(b->size());
+  return n * int64_t(sizeof(T)) + int64_t((a_->tokens.size() + a_->targets.size()) * sizeof(int32_t));
+}
+
+template <class T>
+std::vector<int> Llama<T>::unit_schedule(Pass pass) const {
+  std::vector<int> s;
+  const int last = llama::head_unit(cfg_);
+  if (pass == Pass::Forward)
+    for (int u = 0; u <= last; ++u) s.push_back(u);
+  else
+    for (int u = last; u >= 1; --u) s.push_back(u);  // the embeddings' backward needs no weights
+  return s;
+}
+
+template <class T>
+double Llama<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int Tn, UnitSource<T>& src) {
+  const int C = cfg_.n_embd, V = cfg_.vocab_size, NH = cfg_.n_head, L = cfg_.n_layer, F = F_;
+  const int64_t BT = int64_t(B) * Tn, nC = BT * C, nF = BT * F;
+  const int64_t natt = int64_t(B) * NH * Tn * Tn;
+  auto& a = *a_;
+  B_ = B;
+  Tn_ = Tn;
+  const bool with_targets = keep_tokens(a.tokens, a.targets, tokens, targets, BT);
+  const CVec<int32_t> tok(a.tokens.data(), BT);
+  {
+    const int u = llama::kEmbeddings;
+    CVec<T> w = src.acquire(u);
+    encoder_forward<T>(at(a.encoded, 0, nC), tok, P(w, layout_.units[u].params[0]), CVec<T>(), B, Tn, C);
+    src.release(u);
+  }
+  for (int l = 0; l < L; ++l) {
+    const int u = llama::block_unit(l);
+    CVec<T> w = src.acquire(u);
+    const auto& ps = layout_.units[size_t(u)].params;
+    const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
+    rmsnorm_forward<T>(at(a.xn1[l], 0, nC), at(a.rstd1[l], 0, BT), x, P(w, ps[ATTN_NORM]), int(BT), C);
+    matmul_forward<T>(at(a.qkv[l], 0, 3 * nC), at(a.xn1[l], 0, nC), P(w, ps[WQKV]), CVec<T>(), int(BT), C,
+                      3 * C);
+    rope_forward<T>(at(a.qkvr[l], 0, 3 * nC), at(a.qkv[l], 0, 3 * nC), B, Tn, C, NH);
+    attention_forward<T>(at(a.atty[l], 0, nC), at(a.preatt, 0, natt), at(a.att[l], 0, natt),
+                         at(a.qkvr[l], 0, 3 * nC), B, Tn, C, NH);
+    matmul_forward<T>(at(a.scratchC, 0, nC), at(a.atty[l], 0, nC), P(w, ps[WO]), CVec<T>(), int(BT), C, C);
+    residual_forward<T>(at(a.res2[l], 0, nC), x, at(a.scratchC, 0, nC), nC);
+    rmsnorm_forward<T>(at(a.xn2[l], 0, nC), at(a.rstd2[l], 0, BT), at(a.res2[l], 0, nC), P(w, ps[FFN_NORM]),
+                       int(BT), C);
+    matmul_forward<T>(at(a.h[l], 0, 2 * nF), at(a.xn2[l], 0, nC), P(w, ps[W13]), CVec<T>(), int(BT), C,
+                      2 * F);
+    swiglu_forward<T>(at(a.g[l], 0, nF), at(a.h[l], 0, 2 * nF), BT, F);
+    matmul_forward<T>(at(a.scratchC, 0, nC), at(a.g[l], 0, nF), P(w, ps[W2]), CVec<T>(), int(BT), F, C);
+    residual_forward<T>(at(a.res3[l], 0, nC), at(a.res2[l], 0, nC), at(a.scratchC, 0, nC), nC);
+    src.release(u);
+  }
+  {
+    const int u = llama::final_norm_unit(cfg_);
+    CVec<T> w = src.acquire(u);
+    rmsnorm_forward<T>(at(a.xnf, 0, nC), at(a.rstdf, 0, BT), at(a.res3[L - 1], 0, nC),
+                       P(w, layout_.units[size_t(u)].params[0]), int(BT), C);
+    src.release(u);
+  }
+  {
+    const int u = llama::head_unit(cfg_);
+    CVec<T> w = src.acquire(u);
+    const Vec<T> logits = at(a.logits, 0, BT * V);
+    matmul_forward<T>(logits, at(a.xnf, 0, nC), P(w, layout_.units[size_t(u)].params[0]), CVec<T>(), int(BT),
+                      C, V, Trans::T);
+    src.release(u);
+    softmax_crossentropy_forward<T>(logits, at(a.losses, 0, BT), logits,
+                                    with_targets ? CVec<int32_t>(a.targets.data(), BT) : CVec<int32_t>(),
+                                    int(BT), V);
+  }
+  return with_targets ? mean_loss(a.losses, BT) : 0.0;
+}
+
+template <class T>
+void Llama<T>::backward(T dloss, UnitSource<T>& src) {
+  const int B = B_, Tn = Tn_;
+  const int C = cfg_.n_embd, V = cfg_.vocab_size, NH = cfg_.n_head, L = cfg_.n_layer, F = F_;
+  const int64_t BT = int64_t(B) * Tn, nC = BT * C, nF = BT * F;
+  const int64_t natt = int64_t(B) * NH * Tn * Tn;
+  auto& a = *a_;
+  const CVec<int32_t> tok(a.tokens.data(), BT), tgt(a.targets.data(), BT);
+
+  // head: dlogits overwrite the probabilities in place
+  const Vec<T> dlogits = at(a.logits, 0, BT * V);
+  softmax_crossentropy_backward<T>(dlogits, dlogits, tgt, dloss, int(BT), V);
+  const Vec<T> dxnf = at(a.dxnf, 0, nC);
+  zero(dxnf);
+  {
+    const int u = llama::head_unit(cfg_);
+    CVec<T> w = src.acquire(u);
+    const Vec<T> g = src.grad(u);
+    const auto& wo = layout_.units[size_t(u)].params[0];
+    matmul_backward<T>(dxnf, G(g, wo), Vec<T>(), dlogits, at(a.xnf, 0, nC), P(w, wo), int(BT), C, V,
+                       Trans::T);
+    src.grad_done(u);
+    src.release(u);
+  }
+  Vec<T> dout = at(a.dres_a, 0, nC), din = at(a.dres_b, 0, nC);
+  zero(dout);
+  {
+    const int u = llama::final_norm_unit(cfg_);
+    CVec<T> w = src.acquire(u);
+    const Vec<T> g = src.grad(u);
+    const auto& p = layout_.units[size_t(u)].params[0];
+    rmsnorm_backward<T>(dout, G(g, p), dxnf, at(a.res3[L - 1], 0, nC), P(w, p), at(a.rstdf, 0, BT), int(BT),
+                        C);
+    src.grad_done(u);
+    src.release(u);
+  }
+  const Vec<T> dres2 = at(a.dres2, 0, nC), dmlp = at(a.dmlp, 0, nC), dxn2 = at(a.dxn2, 0, nC);
+  const Vec<T> dattproj = at(a.dattproj, 0, nC), datty = at(a.datty, 0, nC), dxn1 = at(a.dxn1, 0, nC);
+  const Vec<T> dqkv = at(a.dqkv, 0, 3 * nC), dqkvr = at(a.dqkvr, 0, 3 * nC);
+  const Vec<T> dh = at(a.dh, 0, 2 * nF), dg = at(a.dg, 0, nF);
+  for (int l = L - 1; l >= 0; --l) {
+    const int u = llama::block_unit(l);
+    CVec<T> w = src.acquire(u);
+    const Vec<T> g = src.grad(u);
+    const auto& ps = layout_.units[size_t(u)].params;
+    const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
+    for (const Vec<T>& v : {din, dres2, dmlp, dxn2, dattproj, datty, dxn1, dqkv, dqkvr, dh, dg}) zero(v);
+    residual_backward<T>(dres2, dmlp, dout, nC);
+    matmul_backward<T>(dg, G(g, ps[W2]), Vec<T>(), dmlp, at(a.g[l], 0, nF), P(w, ps[W2]), int(BT), F, C);
+    swiglu_backward<T>(dh, at(a.h[l], 0, 2 * nF), dg, BT, F);
+    matmul_backward<T>(dxn2, G(g, ps[W13]), Vec<T>(), dh, at(a.xn2[l], 0, nC), P(w, ps[W13]), int(BT), C,
+                       2 * F);
+    rmsnorm_backward<T>(dres2, G(g, ps[FFN_NORM]), dxn2, at(a.res2[l], 0, nC), P(w, ps[FFN_NORM]),
+                        at(a.rstd2[l], 0, BT), int(BT), C);
+    residual_backward<T>(din, dattproj, dres2, nC);
+    matmul_backward<T>(datty, G(g, ps[WO]), Vec<T>(), dattproj, at(a.atty[l], 0, nC), P(w, ps[WO]), int(BT),
+                       C, C);
+    attention_backward<T>(dqkvr, at(a.dpreatt, 0, natt), at(a.datt, 0, natt), datty, at(a.qkvr[l], 0, 3 * nC),
+                          at(a.att[l], 0, natt), B, Tn, C, NH);
+    rope_backward<T>(dqkv, dqkvr, B, Tn, C, NH);
+    matmul_backward<T>(dxn1, G(g, ps[WQKV]), Vec<T>(), dqkv, at(a.xn1[l], 0, nC), P(w, ps[WQKV]), int(BT), C,
+                       3 * C);
+    rmsnorm_backward<T>(din, G(g, ps[ATTN_NORM]), dxn1, x, P(w, ps[ATTN_NORM]), at(a.rstd1[l], 0, BT),
+                        int(BT), C);
+    src.grad_done(u);
+    src.release(u);
+    std::swap(din, dout);  // this block's input gradient is the next one's output gradient
+  }
+  {
+    const int u = llama::kEmbeddings;
+    const Vec<T> g = src.grad(u);
+    encoder_backward<T>(G(g, layout_.units[size_t(u)].params[0]), Vec<T>(), dout, tok, B, Tn, C);
+    src.grad_done(u);
+  }
+}
+
+template <class T>
+CVec<T> Llama<T>::probs() const {
+  return CVec<T>(a_->logits.data(), int64_t(B_) * Tn_ * cfg_.vocab_size);
+}
+
+template <class T>
+void Llama<T>::init_unit(int unit, uint64_t seed, int64_t begin, int64_t end, T* out) const {
+  init_elements(layout_.units[size_t(unit)], unit, seed, 0.02, 0.02 / std::sqrt(2.0 * cfg_.n_layer), begin,
+                end, out);
+}
+
+template class Llama<float>;
+template class Llama<double>;
+
+}  // namespace zeropp

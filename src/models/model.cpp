@@ -1,0 +1,84 @@
+#include "src/models/model.hpp"
+
+#include <algorithm>
+
+#include "src/base/errors.hpp"
+#include "src/models/gpt2/gpt2.hpp"
+#include "src/models/llama/llama.hpp"
+
+namespace zeropp {
+
+namespace {
+
+// One entry per family: adding a family adds a row here and nothing in the engine.
+struct Family {
+  const char* name;
+  ModelDescription (*describe)(const ModelConfig&);
+  std::unique_ptr<Model<float>> (*make_float)(const ModelConfig&, int, int);
+  std::unique_ptr<Model<double>> (*make_double)(const ModelConfig&, int, int);
+  int64_t (*activation_bytes)(const ModelConfig&, int, int);
+  double (*flops)(const ModelConfig&, int);
+};
+
+template <template <class> class M, class T>
+std::unique_ptr<Model<T>> make(const ModelConfig& m, int B, int Tmax) {
+  return std::make_unique<M<T>>(m, B, Tmax);
+}
+
+const Family kFamilies[] = {
+    {"gpt2", gpt2_description, make<GPT, float>, make<GPT, double>, gpt2_activation_bytes,
+     gpt2_forward_flops_per_token},
+    {"llama", llama_description, make<Llama, float>, make<Llama, double>, llama_activation_bytes,
+     llama_forward_flops_per_token},
+};
+
+const Family& family(const ModelConfig& m) {
+  for (const Family& f : kFamilies)
+    if (m.family == f.name) return f;
+  std::string known;
+  for (const Family& f : kFamilies) known += std::string(known.empty() ? "" : ", ") + f.name;
+  throw Error("model.family = \"" + m.family + "\": unknown (known: " + known + ")");
+}
+
+}  // namespace
+
+bool ModelDescription::shared(int unit) const {
+  return std::find(shared_units.begin(), shared_units.end(), unit) != shared_units.end();
+}
+
+std::string identity_differences(const ModelDescription& was, const ModelDescription& now) {
+  std::string out;
+  auto value = [](const ModelDescription& d, const std::string& key) -> std::string {
+    for (const auto& kv : d.identity)
+      if (kv.first == key) return kv.second;
+    return "(none)";
+  };
+  std::vector<std::string> keys;
+  for (const auto* d : {&was, &now})
+    for (const auto& kv : d->identity)
+      if (std::find(keys.begin(), keys.end(), kv.first) == keys.end()) keys.push_back(kv.first);
+  for (const auto& k : keys) {
+    const std::string a = value(was, k), b = value(now, k);
+    if (a != b) out += (out.empty() ? "" : "; ") + k + ": " + a + " -> " + b;
+  }
+  return out;
+}
+
+ModelDescription describe_model(const ModelConfig& m) { return family(m).describe(m); }
+
+template <>
+std::unique_ptr<Model<float>> make_model<float>(const ModelConfig& m, int B, int Tmax) {
+  return family(m).make_float(m, B, Tmax);
+}
+template <>
+std::unique_ptr<Model<double>> make_model<double>(const ModelConfig& m, int B, int Tmax) {
+  return family(m).make_double(m, B, Tmax);
+}
+
+int64_t model_activation_bytes(const ModelConfig& m, int B, int T) {
+  return family(m).activation_bytes(m, B, T);
+}
+
+double forward_flops_per_token(const ModelConfig& m, int seq_len) { return family(m).flops(m, seq_len); }
+
+}  // namespace zeropp

@@ -1,0 +1,101 @@
+// The model interface: all the engine, the training loop, checkpoints and
+// tools know of a model family (src/models/README.md says how to add one).
+//
+// A model computes on one device over full weights it is handed unit by unit
+// through a UnitSource; it never owns its parameters and never talks to MPI.
+// It describes itself (ModelDescription): its units and parameters, the units
+// whose gradient gathers contributions from more than one place in the
+// backward (tied parameters, declared, never assumed), and the key -> value
+// list that decides whether a checkpoint holds the same model.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/common.hpp"
+#include "src/config/config.hpp"
+#include "src/models/param_layout.hpp"
+
+namespace zeropp {
+
+template <class T>
+class UnitSource {
+ public:
+  virtual ~UnitSource() = default;
+  // Full weights of `unit`, valid until release(unit).
+  virtual CVec<T> acquire(int unit) = 0;
+  virtual void release(int unit) = 0;
+  // Full-size gradient buffer of `unit` to accumulate into (backward only).
+  virtual Vec<T> grad(int unit) = 0;
+  // The unit's gradient for this micro-batch is complete.
+  virtual void grad_done(int unit) = 0;
+};
+
+enum class Pass { Forward, Backward };
+
+struct ModelDescription {
+  std::string family;  // "gpt2", "llama"
+  ParamLayout layout;  // units and parameters (names are the checkpoint's tensor names)
+  // Units whose gradient accumulates over more than one stretch of the
+  // backward (e.g. tied embeddings: the LM head first, the encoder last), so
+  // grad(u) of other units is called before grad_done(u). The engine keeps a
+  // full-size gradient buffer of its own for each.
+  std::vector<int> shared_units;
+  // What makes two models the same for a resume: ("family", "gpt2"),
+  // ("n_layer", "4"), ... in a fixed order.
+  std::vector<std::pair<std::string, std::string>> identity;
+
+  bool shared(int unit) const;
+};
+
+// "n_layer: 4 -> 6; family: gpt2 -> llama" for what differs ("" when nothing).
+std::string identity_differences(const ModelDescription& was, const ModelDescription& now);
+
+template <class T>
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual const ModelDescription& describe() const = 0;
+  const ParamLayout& layout() const { return describe().layout; }
+
+  // The units in the order the model acquires them in each pass. The engine
+  // prefetches along it; when the forward's last unit is the backward's
+  // first, the engine keeps it gathered across the two.
+  virtual std::vector<int> unit_schedule(Pass pass) const = 0;
+
+  // Runs B×Tn tokens (B <= max B, Tn <= Tmax). With targets (B×Tn), returns
+  // the mean cross-entropy; without (empty), returns 0 and leaves the
+  // next-token probabilities for probs(). Keeps what backward needs.
+  virtual double forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int Tn, UnitSource<T>& src) = 0;
+
+  // Backward of the last forward (which must have had targets). dloss
+  // scales the gradient of the summed per-token losses: 1/(B·Tn) gives the
+  // gradient of the mean; 1/(B·Tn·A) averages over A accumulated micro-batches.
+  virtual void backward(T dloss, UnitSource<T>& src) = 0;
+
+  // Probabilities [B, Tn, V] after a forward without targets.
+  virtual CVec<T> probs() const = 0;
+
+  // Bytes of the activation and scratch buffers allocated for Bmax×Tmax.
+  virtual int64_t activation_bytes() const = 0;
+
+  // Initial weights from `seed`: elements [begin, end) of unit `unit`'s flat
+  // buffer into `out` (each rank initialises just its shard; element i of a
+  // unit depends only on (seed, unit, i), so every layout gives the same).
+  virtual void init_unit(int unit, uint64_t seed, int64_t begin, int64_t end, T* out) const = 0;
+};
+
+// The families by name (model.family); Error naming the key for another.
+ModelDescription describe_model(const ModelConfig& m);
+template <class T>
+std::unique_ptr<Model<T>> make_model(const ModelConfig& m, int B, int Tmax);
+// Bytes activation_bytes() will report for B×T, without allocating them.
+int64_t model_activation_bytes(const ModelConfig& m, int B, int T);
+// Forward FLOPs per token at sequence length seq_len (2 per multiply-add;
+// training is 3x this).
+double forward_flops_per_token(const ModelConfig& m, int seq_len);
+
+}  // namespace zeropp
