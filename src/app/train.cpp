@@ -13,6 +13,8 @@
 #include "io/run_dir.hpp"
 #include "kernels/blas_core.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/gemm_bf16.hpp"
+#include "kernels/gemm_bf16.hpp"
 #include "src/app/build_info.hpp"
 #include "src/app/logging.hpp"
 #include "src/app/non_finite.hpp"
@@ -62,6 +64,8 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   rows.emplace_back("memory per rank", memory_summary(memory));
   rows.emplace_back("BLAS", gemm_backend_name());
   rows.emplace_back("BLAS kernels", blas_core_name());
+  rows.emplace_back("precision",
+                    t.precision == "bf16" ? "bf16 GEMMs on " + gemm_bf16_backend_name() : "fp32");
   rows.emplace_back("Kokkos", ExecSpace::name());
   rows.emplace_back("data", cfg.data.train + (cfg.data.shuffle ? " (shuffled)" : " (in order)"));
   rows.emplace_back("output", cfg.train.out_dir);
@@ -92,6 +96,7 @@ Run::Run(const Config& cfg, MPI_Comm base)
       world(Group::world(topo)),
       model(cfg.model, cfg.train.batch_size, cfg.train.seq_len),
       engine(cfg, topo, comm, model) {
+  model.set_precision(parse_precision(cfg.train.precision));
   engine.init_weights(uint64_t(cfg.train.seed));
   if (cfg.comm.fault_stall_rank >= 0) comm.set_stall(cfg.comm.fault_stall_rank, cfg.comm.fault_stall_step);
   comm.set_internode_gbps(cfg.comm.internode_gbps);

@@ -64,6 +64,7 @@ std::vector<Field> fields(Config& c) {
       S("train.sample_prompt", c.train.sample_prompt),
       S("train.out_dir", c.train.out_dir),
       F("train.max_runtime", c.train.max_runtime),
+      S("train.precision", c.train.precision),
       F("optim.lr", c.optim.lr),
       F("optim.min_lr", c.optim.min_lr),
       I("optim.warmup_steps", c.optim.warmup_steps),
@@ -347,6 +348,8 @@ void validate(const Config& c) {
        "must be positive");
   need(!z.gradient_error_feedback || z.quantized_gradients, "zero.gradient_error_feedback", "true",
        "needs zero.quantized_gradients = true");
+  need(t.precision == "fp32" || t.precision == "bf16", "train.precision", "\"" + t.precision + "\"",
+       "must be \"fp32\" or \"bf16\"");
   need(t.max_runtime >= 0, "train.max_runtime", fmt_double(t.max_runtime),
        "must not be negative (0: no limit)");
   need(c.checkpoint.every >= 0, "checkpoint.every", std::to_string(c.checkpoint.every),

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kernels/common.hpp"
+#include "kernels/precision.hpp"
 #include "src/models/param_layout.hpp"
 
 namespace zeropp {
@@ -48,6 +49,11 @@ class GPT {
 
   const ModelConfig& config() const { return cfg_; }
   const ParamLayout& layout() const { return layout_; }
+
+  // Operand precision of the matrix products (train.precision); FP32 by
+  // default. BF16 needs T = float.
+  void set_precision(Precision p) { prec_ = p; }
+  Precision precision() const { return prec_; }
 
   // The units in the order the model acquires them in each pass.
   std::vector<int> unit_schedule(Pass pass) const;
@@ -83,6 +89,7 @@ class GPT {
   ParamLayout layout_;
   int Bmax_, Tmax_;
   int B_ = 0, Tn_ = 0;
+  Precision prec_ = Precision::FP32;
   std::unique_ptr<Acts> a_;
 };
 

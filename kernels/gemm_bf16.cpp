@@ -1,0 +1,155 @@
+#include "kernels/gemm_bf16.hpp"
+
+#include <omp.h>
+
+#include <dnnl.hpp>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "src/base/bf16.hpp"
+
+namespace zeropp {
+
+namespace {
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+// Rows and columns of op(X)'s storage: X is [rows, cols] with leading dimension ld.
+struct Stored {
+  int rows, cols;
+};
+Stored stored(Trans t, int m, int k) { return t == Trans::N ? Stored{m, k} : Stored{k, m}; }
+
+// Rounds the stored [rows, cols] fp32 matrix (leading dimension ld) into a
+// packed bf16 buffer (leading dimension cols).
+void pack_bf16(const float* x, int ld, Stored s, std::vector<uint16_t>& out) {
+  out.resize(size_t(s.rows) * size_t(s.cols));
+  for (int r = 0; r < s.rows; ++r)
+    fp32_to_bf16(x + int64_t(r) * ld, out.data() + int64_t(r) * s.cols, s.cols);
+}
+
+// The stored matrix (same leading dimension) with every element rounded to bf16.
+void rounded_copy(const float* x, int ld, Stored s, std::vector<float>& out) {
+  out.assign(x, x + (s.rows > 0 && s.cols > 0 ? int64_t(s.rows - 1) * ld + s.cols : 0));
+  round_to_bf16(out.data(), int64_t(out.size()));
+}
+
+// oneDNN 2.6 has bf16 matmuls from AVX-512 (core) up: native on AVX512-BF16
+// and AMX, emulated on plain AVX-512. Below that (AVX2 and older, or
+// DNNL_MAX_CPU_ISA capping it) it has none, and gemm_bf16 runs the fp32 BLAS
+// on bf16-rounded copies of the operands: the same numbers up to summation order.
+bool onednn_has_bf16_matmul() {
+  static const bool yes = [] {
+    const auto isa = unsigned(dnnl::get_effective_cpu_isa()), core = unsigned(dnnl::cpu_isa::avx512_core);
+    return (isa & core) == core;
+  }();
+  return yes;
+}
+
+// The logical [m, k] view of a packed bf16 operand stored as op(X).
+dnnl::memory::desc operand_desc(Trans t, int m, int k) {
+  using dt = dnnl::memory::data_type;
+  // X stored [m, k] row-major: strides {k, 1}; stored [k, m] (op = T): {1, m}.
+  const dnnl::memory::dims strides = t == Trans::N ? dnnl::memory::dims{k, 1} : dnnl::memory::dims{1, m};
+  return dnnl::memory::desc({m, k}, dt::bf16, strides);
+}
+
+using Key = std::tuple<int, int, int, int, int, int, float, float>;
+
+// One primitive per shape: creating it (kernel generation) costs far more
+// than a small product, and the model repeats the same few shapes.
+// Not thread-safe; the model calls its kernels from one thread.
+const dnnl::matmul& primitive(Trans ta, Trans tb, int M, int N, int K, float alpha, float beta, int ldc) {
+  static std::map<Key, dnnl::matmul> cache;
+  const Key key{int(ta), int(tb), M, N, K, ldc, alpha, beta};
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  const dnnl::memory::desc c_md({M, N}, dnnl::memory::data_type::f32, dnnl::memory::dims{ldc, 1});
+  dnnl::primitive_attr attr;
+  if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+  if (beta != 0.0f) {
+    dnnl::post_ops po;
+    po.append_sum(beta);  // C = alpha·A·B + beta·C, summed in fp32
+    attr.set_post_ops(po);
+  }
+  const dnnl::matmul::desc d(operand_desc(ta, M, K), operand_desc(tb, K, N), c_md);
+  return cache.emplace(key, dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, cpu_engine()))).first->second;
+}
+
+const char* isa_name(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::sse41:
+      return "sse41";
+    case dnnl::cpu_isa::avx:
+      return "avx";
+    case dnnl::cpu_isa::avx2:
+      return "avx2";
+    case dnnl::cpu_isa::avx2_vnni:
+      return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core:
+      return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return "other";
+  }
+}
+
+}  // namespace
+
+void gemm_bf16(Trans ta, Trans tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+               int ldb, float beta, float* C, int ldc) {
+  if (M == 0 || N == 0) return;
+  if (!onednn_has_bf16_matmul() || K == 0) {  // K = 0: oneDNN rejects empty sums; C = beta·C
+    static thread_local std::vector<float> a, b;
+    rounded_copy(A, lda, stored(ta, M, K), a);
+    rounded_copy(B, ldb, stored(tb, K, N), b);
+    gemm<float>(ta, tb, M, N, K, alpha, a.data(), lda, b.data(), ldb, beta, C, ldc);
+    return;
+  }
+  static thread_local std::vector<uint16_t> a16, b16;
+  pack_bf16(A, lda, stored(ta, M, K), a16);
+  pack_bf16(B, ldb, stored(tb, K, N), b16);
+  const dnnl::matmul& mm = primitive(ta, tb, M, N, K, alpha, beta, ldc);
+  dnnl::engine& eng = cpu_engine();
+  dnnl::memory a(operand_desc(ta, M, K), eng, a16.data());
+  dnnl::memory b(operand_desc(tb, K, N), eng, b16.data());
+  dnnl::memory c(dnnl::memory::desc({M, N}, dnnl::memory::data_type::f32, dnnl::memory::dims{ldc, 1}), eng,
+                 C);
+  dnnl::stream s(eng);
+  mm.execute(s, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+  s.wait();
+}
+
+void gemm_bf16_reference(Trans ta, Trans tb, int M, int N, int K, float alpha, const float* A, int lda,
+                         const float* B, int ldb, float beta, float* C, int ldc) {
+  std::vector<float> a, b;
+  rounded_copy(A, lda, stored(ta, M, K), a);
+  rounded_copy(B, ldb, stored(tb, K, N), b);
+  gemm_reference<float>(ta, tb, M, N, K, alpha, a.data(), lda, b.data(), ldb, beta, C, ldc);
+}
+
+std::string gemm_bf16_backend_name() {
+  const dnnl_version_t* v = dnnl_version();
+  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  const std::string onednn = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                             std::to_string(v->patch) + ", ISA " + isa_name(isa);
+  if (!onednn_has_bf16_matmul())
+    return gemm_backend_name() + " on bf16-rounded operands (" + onednn + " has no bf16 matmul)";
+  // AVX512-BF16 and AMX have bf16 dot-product instructions; plain AVX-512
+  // up-converts the bf16 operands and runs fp32 kernels.
+  const bool native = isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+  const int threads = omp_get_max_threads();
+  return onednn + (native ? " (native bf16)" : " (bf16 emulated)") + ", " + std::to_string(threads) +
+         (threads == 1 ? " thread" : " threads");
+}
+
+}  // namespace zeropp
