@@ -28,21 +28,30 @@ TEST_CASE("bf16 gradients are within 2e-2 (relative L2) of fp32 for every tensor
   GPT<float> model(cfg, B, T);
   FullWeights<float> src(model.layout(), 11);
   std::mt19937 rng(4);
+  // Non-zero biases and gains away from 1, so that every term of every product counts.
+  std::normal_distribution<float> n(0, 0.05f);
+  for (auto& w : src.w)
+    for (size_t i = 0; i < w.size(); ++i) w(i) += n(rng);
   std::uniform_int_distribution<int> uv(0, cfg.vocab_size - 1);
-  Buf<int32_t> tok("tok", B * T), tgt("tgt", B * T);
-  for (int i = 0; i < B * T; ++i) {
+  // Two micro-batches accumulated into the same gradients (beta = 1 onto non-zero sums).
+  const int A = 2;
+  Buf<int32_t> tok("tok", A * B * T), tgt("tgt", A * B * T);
+  for (int i = 0; i < A * B * T; ++i) {
     tok(i) = uv(rng);
     tgt(i) = (tok(i) * 7 + 3) % cfg.vocab_size;  // learnable, so the gradients are not noise
   }
-  const CVec<int32_t> ctok(tok.data(), B * T), ctgt(tgt.data(), B * T);
 
   std::vector<std::vector<float>> grads[2];
   double loss[2];
   for (Precision p : {Precision::FP32, Precision::BF16}) {
     model.set_precision(p);
     src.zero_grad();
-    loss[int(p)] = model.forward(ctok, ctgt, B, T, src);
-    model.backward(1.0f / float(B * T), src);
+    loss[int(p)] = 0;
+    for (int a = 0; a < A; ++a) {
+      const CVec<int32_t> ctok(tok.data() + a * B * T, B * T), ctgt(tgt.data() + a * B * T, B * T);
+      loss[int(p)] += model.forward(ctok, ctgt, B, T, src) / A;
+      model.backward(1.0f / float(A * B * T), src);
+    }
     for (const auto& g : src.g) grads[int(p)].emplace_back(g.data(), g.data() + g.size());
   }
   REQUIRE(std::abs(loss[1] - loss[0]) <= 1e-2 * loss[0]);
