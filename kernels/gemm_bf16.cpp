@@ -5,6 +5,7 @@
 #include <dnnl.hpp>
 #include <map>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "src/base/bf16.hpp"
@@ -128,6 +129,22 @@ void gemm_bf16(Trans ta, Trans tb, int M, int N, int K, float alpha, const float
   mm.execute(s, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
   s.wait();
 }
+
+template <class T>
+void gemm_as(Precision prec, Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A, int lda,
+             const T* B, int ldb, T beta, T* C, int ldc) {
+  if (prec == Precision::BF16) {
+    if constexpr (std::is_same_v<T, float>)
+      return gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    else
+      throw std::invalid_argument("bf16 GEMMs need fp32 operands");
+  }
+  gemm<T>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+template void gemm_as<float>(Precision, Trans, Trans, int, int, int, float, const float*, int, const float*,
+                             int, float, float*, int);
+template void gemm_as<double>(Precision, Trans, Trans, int, int, int, double, const double*, int,
+                              const double*, int, double, double*, int);
 
 void gemm_bf16_reference(Trans ta, Trans tb, int M, int N, int K, float alpha, const float* A, int lda,
                          const float* B, int ldb, float beta, float* C, int ldc) {

@@ -17,11 +17,18 @@
 #include <string>
 
 #include "kernels/gemm.hpp"
+#include "kernels/precision.hpp"
 
 namespace zeropp {
 
 void gemm_bf16(Trans ta, Trans tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
                int ldb, float beta, float* C, int ldc);
+
+// gemm<T> (FP32) or gemm_bf16 (BF16, T = float only; double throws
+// std::invalid_argument), as `prec` says.
+template <class T>
+void gemm_as(Precision prec, Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A, int lda,
+             const T* B, int ldb, T beta, T* C, int ldc);
 
 // Triple loop on the bf16-rounded operands, accumulated in double: what
 // gemm_bf16 computes up to the fp32 summation order.

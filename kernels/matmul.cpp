@@ -1,7 +1,5 @@
 #include "kernels/matmul.hpp"
 
-#include <type_traits>
-
 #include "kernels/gemm_bf16.hpp"
 
 namespace zeropp {
@@ -9,19 +7,6 @@ namespace zeropp {
 namespace {
 // Columns per work item of the dbias reduction.
 constexpr int kChunk = 64;
-
-// gemm or gemm_bf16, as `prec` says.
-template <class T>
-void gemm_in(Precision prec, Trans ta, Trans tb, int M, int N, int K, const T* A, int lda, const T* B,
-             int ldb, T beta, T* C, int ldc) {
-  if (prec == Precision::BF16) {
-    if constexpr (std::is_same_v<T, float>)
-      return gemm_bf16(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
-    else
-      throw std::invalid_argument("matmul: bf16 precision needs fp32 views");
-  }
-  gemm<T>(ta, tb, M, N, K, T(1), A, lda, B, ldb, beta, C, ldc);
-}
 }  // namespace
 
 template <class T>
@@ -38,8 +23,8 @@ void matmul_forward(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N
         });
   }
   const int ldw = wlayout == Trans::N ? OC : C;
-  gemm_in<T>(prec, Trans::N, wlayout, N, OC, C, inp.data(), C, weight.data(), ldw, has_bias ? T(1) : T(0),
-             out.data(), OC);
+  gemm_as<T>(prec, Trans::N, wlayout, N, OC, C, T(1), inp.data(), C, weight.data(), ldw,
+             has_bias ? T(1) : T(0), out.data(), OC);
 }
 
 template <class T>
@@ -47,12 +32,16 @@ void matmul_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CV
                      int N, int C, int OC, Trans wlayout, Precision prec) {
   if (wlayout == Trans::N) {
     // W [C,OC]: dinp = dout · W^T, dW = inp^T · dout.
-    gemm_in<T>(prec, Trans::N, Trans::T, N, C, OC, dout.data(), OC, weight.data(), OC, T(1), dinp.data(), C);
-    gemm_in<T>(prec, Trans::T, Trans::N, C, OC, N, inp.data(), C, dout.data(), OC, T(1), dweight.data(), OC);
+    gemm_as<T>(prec, Trans::N, Trans::T, N, C, OC, T(1), dout.data(), OC, weight.data(), OC, T(1),
+               dinp.data(), C);
+    gemm_as<T>(prec, Trans::T, Trans::N, C, OC, N, T(1), inp.data(), C, dout.data(), OC, T(1), dweight.data(),
+               OC);
   } else {
     // W [OC,C]: dinp = dout · W, dW = dout^T · inp.
-    gemm_in<T>(prec, Trans::N, Trans::N, N, C, OC, dout.data(), OC, weight.data(), C, T(1), dinp.data(), C);
-    gemm_in<T>(prec, Trans::T, Trans::N, OC, C, N, dout.data(), OC, inp.data(), C, T(1), dweight.data(), C);
+    gemm_as<T>(prec, Trans::N, Trans::N, N, C, OC, T(1), dout.data(), OC, weight.data(), C, T(1), dinp.data(),
+               C);
+    gemm_as<T>(prec, Trans::T, Trans::N, OC, C, N, T(1), dout.data(), OC, inp.data(), C, T(1), dweight.data(),
+               C);
   }
   if (dbias.size() == 0) return;
   T* db = dbias.data();
