@@ -26,11 +26,20 @@ struct Stored {
 Stored stored(Trans t, int m, int k) { return t == Trans::N ? Stored{m, k} : Stored{k, m}; }
 
 // Rounds the stored [rows, cols] fp32 matrix (leading dimension ld) into a
-// packed bf16 buffer (leading dimension cols).
+// packed bf16 buffer (leading dimension cols), through oneDNN's vectorised
+// conversion (round to nearest even, NaN kept; a scalar loop costs as much
+// as the product itself on the model's shapes).
 void pack_bf16(const float* x, int ld, Stored s, std::vector<uint16_t>& out) {
   out.resize(size_t(s.rows) * size_t(s.cols));
-  for (int r = 0; r < s.rows; ++r)
-    fp32_to_bf16(x + int64_t(r) * ld, out.data() + int64_t(r) * s.cols, s.cols);
+  using dt = dnnl::memory::data_type;
+  dnnl::engine& eng = cpu_engine();
+  dnnl::memory src(dnnl::memory::desc({s.rows, s.cols}, dt::f32, dnnl::memory::dims{ld, 1}), eng,
+                   const_cast<float*>(x));
+  dnnl::memory dst(dnnl::memory::desc({s.rows, s.cols}, dt::bf16, dnnl::memory::dims{s.cols, 1}), eng,
+                   out.data());
+  dnnl::stream st(eng);
+  dnnl::reorder(src, dst).execute(st, src, dst);
+  st.wait();
 }
 
 // The stored matrix (same leading dimension) with every element rounded to bf16.

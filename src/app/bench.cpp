@@ -169,7 +169,7 @@ StepTiming time_steps(const Config& cfg, int steps, std::string& ranks) {
   r.step_ms = median(ms);
   r.tokens_per_s = tokens / (r.step_ms * 1e-3);
   r.step_gflops = flops_per_token * tokens / (r.step_ms * 1e-3) * 1e-9 / run.topo.P;
-  r.gemm_gflops = gemm_gflops(cfg.model, t.batch_size * t.seq_len, 3, parse_precision(t.precision));
+  r.gemm_gflops = gemm_gflops(cfg.model, t.batch_size * t.seq_len, 10, parse_precision(t.precision));
   // Bytes of one step by link class, summed over ranks (a plain MPI reduction:
   // this is reporting, not part of the accounted step).
   const auto sent = last.bytes.total();
