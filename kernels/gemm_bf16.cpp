@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "src/base/bf16.hpp"
@@ -91,26 +92,20 @@ const dnnl::matmul& primitive(Trans ta, Trans tb, int M, int N, int K, float alp
 }
 
 const char* isa_name(dnnl::cpu_isa isa) {
-  switch (isa) {
-    case dnnl::cpu_isa::sse41:
-      return "sse41";
-    case dnnl::cpu_isa::avx:
-      return "avx";
-    case dnnl::cpu_isa::avx2:
-      return "avx2";
-    case dnnl::cpu_isa::avx2_vnni:
-      return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_core:
-      return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni:
-      return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16:
-      return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx:
-      return "avx512_core_amx";
-    default:
-      return "other";
-  }
+  using I = dnnl::cpu_isa;
+  static const std::pair<I, const char*> names[] = {
+      {I::sse41, "sse41"},
+      {I::avx, "avx"},
+      {I::avx2, "avx2"},
+      {I::avx2_vnni, "avx2_vnni"},
+      {I::avx512_core, "avx512_core"},
+      {I::avx512_core_vnni, "avx512_core_vnni"},
+      {I::avx512_core_bf16, "avx512_core_bf16"},
+      {I::avx512_core_amx, "avx512_core_amx"},
+  };
+  for (const auto& [i, name] : names)
+    if (i == isa) return name;
+  return "other";
 }
 
 }  // namespace

@@ -28,9 +28,7 @@ TEST_CASE("whole-model gradient matches central differences in double", "[model]
   FullWeights<double> src(model.layout(), 7);
   // Perturb every parameter (biases and gains too) so no gradient is trivially zero.
   std::mt19937 rng(3);
-  std::normal_distribution<double> n01(0, 0.3);
-  for (auto& w : src.w)
-    for (size_t i = 0; i < w.size(); ++i) w(i) += n01(rng);
+  src.perturb(rng, 0.3);
   Buf<int32_t> tok("tok", B * T), tgt("tgt", B * T);
   std::uniform_int_distribution<int> uv(0, cfg.vocab_size - 1);
   for (int i = 0; i < B * T; ++i) {

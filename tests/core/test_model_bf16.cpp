@@ -18,20 +18,12 @@ using namespace zeropp;
 using test::FullWeights;
 
 TEST_CASE("bf16 gradients are within 2e-2 (relative L2) of fp32 for every tensor", "[model][bf16]") {
-  ModelConfig cfg;
-  cfg.vocab_size = 96;
-  cfg.max_seq_len = 32;
-  cfg.n_layer = 2;
-  cfg.n_head = 4;
-  cfg.n_embd = 64;
+  const ModelConfig cfg{96, 32, 2, 4, 64};  // V, T, L, H, C
   const int B = 4, T = 32;
   GPT<float> model(cfg, B, T);
   FullWeights<float> src(model.layout(), 11);
   std::mt19937 rng(4);
-  // Non-zero biases and gains away from 1, so that every term of every product counts.
-  std::normal_distribution<float> n(0, 0.05f);
-  for (auto& w : src.w)
-    for (size_t i = 0; i < w.size(); ++i) w(i) += n(rng);
+  src.perturb(rng, 0.05f);
   std::uniform_int_distribution<int> uv(0, cfg.vocab_size - 1);
   // Two micro-batches accumulated into the same gradients (beta = 1 onto non-zero sums).
   const int A = 2;
