@@ -20,6 +20,11 @@ dnnl::engine& cpu_engine() {
   return e;
 }
 
+dnnl::stream& cpu_stream() {
+  static dnnl::stream s(cpu_engine());
+  return s;
+}
+
 // Rows and columns of op(X)'s storage: X is [rows, cols] with leading dimension ld.
 struct Stored {
   int rows, cols;
@@ -33,14 +38,21 @@ Stored stored(Trans t, int m, int k) { return t == Trans::N ? Stored{m, k} : Sto
 void pack_bf16(const float* x, int ld, Stored s, std::vector<uint16_t>& out) {
   out.resize(size_t(s.rows) * size_t(s.cols));
   using dt = dnnl::memory::data_type;
-  dnnl::engine& eng = cpu_engine();
-  dnnl::memory src(dnnl::memory::desc({s.rows, s.cols}, dt::f32, dnnl::memory::dims{ld, 1}), eng,
-                   const_cast<float*>(x));
-  dnnl::memory dst(dnnl::memory::desc({s.rows, s.cols}, dt::bf16, dnnl::memory::dims{s.cols, 1}), eng,
-                   out.data());
-  dnnl::stream st(eng);
-  dnnl::reorder(src, dst).execute(st, src, dst);
-  st.wait();
+  const dnnl::memory::desc src_md({s.rows, s.cols}, dt::f32, dnnl::memory::dims{ld, 1});
+  const dnnl::memory::desc dst_md({s.rows, s.cols}, dt::bf16, dnnl::memory::dims{s.cols, 1});
+  // One reorder per shape, as for the matmuls (see primitive()).
+  static std::map<std::tuple<int, int, int>, dnnl::reorder> cache;
+  const auto key = std::make_tuple(s.rows, s.cols, ld);
+  auto it = cache.find(key);
+  if (it == cache.end())
+    it =
+        cache
+            .emplace(key,
+                     dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), src_md, cpu_engine(), dst_md)))
+            .first;
+  dnnl::memory src(src_md, cpu_engine(), const_cast<float*>(x)), dst(dst_md, cpu_engine(), out.data());
+  it->second.execute(cpu_stream(), src, dst);
+  cpu_stream().wait();
 }
 
 // The stored matrix (same leading dimension) with every element rounded to bf16.
@@ -129,9 +141,8 @@ void gemm_bf16(Trans ta, Trans tb, int M, int N, int K, float alpha, const float
   dnnl::memory b(operand_desc(tb, K, N), eng, b16.data());
   dnnl::memory c(dnnl::memory::desc({M, N}, dnnl::memory::data_type::f32, dnnl::memory::dims{ldc, 1}), eng,
                  C);
-  dnnl::stream s(eng);
-  mm.execute(s, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
-  s.wait();
+  mm.execute(cpu_stream(), {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+  cpu_stream().wait();
 }
 
 template <class T>
