@@ -14,7 +14,6 @@
 #include "kernels/blas_core.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/gemm_bf16.hpp"
-#include "kernels/gemm_bf16.hpp"
 #include "src/app/build_info.hpp"
 #include "src/app/logging.hpp"
 #include "src/app/non_finite.hpp"
