@@ -1,5 +1,7 @@
 #include "kernels/matmul.hpp"
 
+#include "kernels/gemm_bf16.hpp"
+
 namespace zeropp {
 
 namespace {
@@ -9,7 +11,7 @@ constexpr int kChunk = 64;
 
 template <class T>
 void matmul_forward(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N, int C, int OC,
-                    Trans wlayout) {
+                    Trans wlayout, Precision prec) {
   const bool has_bias = bias.size() > 0;
   if (has_bias) {
     T* o = out.data();
@@ -21,21 +23,25 @@ void matmul_forward(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N
         });
   }
   const int ldw = wlayout == Trans::N ? OC : C;
-  gemm<T>(Trans::N, wlayout, N, OC, C, T(1), inp.data(), C, weight.data(), ldw, has_bias ? T(1) : T(0),
-          out.data(), OC);
+  gemm_as<T>(prec, Trans::N, wlayout, N, OC, C, T(1), inp.data(), C, weight.data(), ldw,
+             has_bias ? T(1) : T(0), out.data(), OC);
 }
 
 template <class T>
 void matmul_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp, CVec<T> weight,
-                     int N, int C, int OC, Trans wlayout) {
+                     int N, int C, int OC, Trans wlayout, Precision prec) {
   if (wlayout == Trans::N) {
     // W [C,OC]: dinp = dout · W^T, dW = inp^T · dout.
-    gemm<T>(Trans::N, Trans::T, N, C, OC, T(1), dout.data(), OC, weight.data(), OC, T(1), dinp.data(), C);
-    gemm<T>(Trans::T, Trans::N, C, OC, N, T(1), inp.data(), C, dout.data(), OC, T(1), dweight.data(), OC);
+    gemm_as<T>(prec, Trans::N, Trans::T, N, C, OC, T(1), dout.data(), OC, weight.data(), OC, T(1),
+               dinp.data(), C);
+    gemm_as<T>(prec, Trans::T, Trans::N, C, OC, N, T(1), inp.data(), C, dout.data(), OC, T(1), dweight.data(),
+               OC);
   } else {
     // W [OC,C]: dinp = dout · W, dW = dout^T · inp.
-    gemm<T>(Trans::N, Trans::N, N, C, OC, T(1), dout.data(), OC, weight.data(), C, T(1), dinp.data(), C);
-    gemm<T>(Trans::T, Trans::N, OC, C, N, T(1), dout.data(), OC, inp.data(), C, T(1), dweight.data(), C);
+    gemm_as<T>(prec, Trans::N, Trans::N, N, C, OC, T(1), dout.data(), OC, weight.data(), C, T(1), dinp.data(),
+               C);
+    gemm_as<T>(prec, Trans::T, Trans::N, OC, C, N, T(1), dout.data(), OC, inp.data(), C, T(1), dweight.data(),
+               C);
   }
   if (dbias.size() == 0) return;
   T* db = dbias.data();
@@ -85,11 +91,12 @@ void matmul_backward_reference(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T
     }
 }
 
-#define ZEROPP_INSTANTIATE_MATMUL(T)                                                                         \
-  template void matmul_forward<T>(Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, Trans);                  \
-  template void matmul_backward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, Trans); \
-  template void matmul_forward_reference<T>(Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, Trans);        \
-  template void matmul_backward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int,    \
+#define ZEROPP_INSTANTIATE_MATMUL(T)                                                                        \
+  template void matmul_forward<T>(Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, Trans, Precision);      \
+  template void matmul_backward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, Trans, \
+                                   Precision);                                                              \
+  template void matmul_forward_reference<T>(Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, Trans);       \
+  template void matmul_backward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int,   \
                                              int, Trans);
 ZEROPP_INSTANTIATE_MATMUL(float)
 ZEROPP_INSTANTIATE_MATMUL(double)

@@ -13,20 +13,25 @@
 //   dweight += inp^T · dout  (layout N, [C,OC])  or  dout^T · inp  (layout T, [OC,C])
 //   dbias   += sum_n dout[n,:]                 (skipped when dbias.size()==0)
 // The bias column sums run in parallel over disjoint channel chunks.
+//
+// prec = Precision::BF16 (fp32 views only) runs the GEMMs of both passes on
+// bf16-rounded operands with fp32 accumulation and fp32 outputs (gemm_bf16.hpp);
+// the bias and its gradient stay fp32.
 #pragma once
 
 #include "kernels/common.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/precision.hpp"
 
 namespace zeropp {
 
 template <class T>
 void matmul_forward(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N, int C, int OC,
-                    Trans wlayout = Trans::N);
+                    Trans wlayout = Trans::N, Precision prec = Precision::FP32);
 
 template <class T>
 void matmul_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp, CVec<T> weight,
-                     int N, int C, int OC, Trans wlayout = Trans::N);
+                     int N, int C, int OC, Trans wlayout = Trans::N, Precision prec = Precision::FP32);
 
 template <class T>
 void matmul_forward_reference(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N, int C, int OC,

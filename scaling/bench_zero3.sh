@@ -23,7 +23,7 @@ for layout in "1 1" "2 2" "4 4" "4 2"; do
   read -r P X <<< "$layout"
   A=$((4 / P))
   line=$(mpirun -n "$P" "$build/bin/zeropp" bench step "$deck" --steps "$steps" --train.grad_accum="$A" \
-    --zero.ranks_per_node="$X" --data.val= | grep '^bench step')
+    --zero.ranks_per_node="$X" --data.val= | grep '^bench step .*| fp32 |')  # bench step times fp32 and bf16
   ms=$(sed -E 's/.*\| ([0-9.]+) ms\/step.*/\1/' <<< "$line")
   tok=$(sed -E 's/.*\| ([0-9.]+) tok\/s.*/\1/' <<< "$line")
   intra=$(sed -E 's/.*intra ([0-9.]+) MB.*/\1/' <<< "$line")

@@ -9,6 +9,7 @@
 
 #include "kernels/blas_core.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/gemm_bf16.hpp"
 #include "src/app/logging.hpp"
 #include "src/app/train.hpp"
 #include "src/base/errors.hpp"
@@ -46,9 +47,10 @@ std::vector<Shape> model_shapes(const ModelConfig& m, int BT) {
   return s;
 }
 
-// GFLOP/s of the GEMM library on the model's shape mix: total FLOPs of one
-// step's GEMMs over the time they take (each timed `reps` times, best kept).
-double gemm_gflops(const ModelConfig& m, int BT, int reps) {
+// GFLOP/s of the GEMM library (OpenBLAS fp32, or the bf16 GEMM) on the
+// model's shape mix: total FLOPs of one step's GEMMs over the time they take
+// (each timed `reps` times, best kept).
+double gemm_gflops(const ModelConfig& m, int BT, int reps, Precision prec) {
   const auto shapes = model_shapes(m, BT);
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1, 1);
@@ -61,7 +63,7 @@ double gemm_gflops(const ModelConfig& m, int BT, int reps) {
     double best = 1e30;
     for (int r = 0; r < reps; ++r) {
       const double t0 = MPI_Wtime();
-      gemm(sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.0f, A.data(), lda, B.data(), ldb, 0.0f, C.data(), sh.N);
+      gemm_as(prec, sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.0f, A.data(), lda, B.data(), ldb, 0.0f, C.data(), sh.N);
       best = std::min(best, MPI_Wtime() - t0);
     }
     flops += 2.0 * sh.M * sh.N * sh.K * sh.per_step;
@@ -142,8 +144,15 @@ int run_bench_quant(const Config& cfg, int steps) {
   return kExitOk;
 }
 
-int run_bench_step(const Config& cfg, int steps) {
-  if (steps < 1) throw Error("bench step: --steps must be at least 1, got " + std::to_string(steps));
+namespace {
+
+// One precision's timed steps.
+struct StepTiming {
+  double step_ms, tokens_per_s, step_gflops, gemm_gflops;
+  double sent_intra, sent_inter;  // bytes of one step, all ranks
+};
+
+StepTiming time_steps(const Config& cfg, int steps, std::string& ranks) {
   Run run(cfg);
   const auto& t = cfg.train;
   const double tokens = double(t.batch_size) * t.seq_len * t.grad_accum * run.topo.P;
@@ -157,38 +166,70 @@ int run_bench_step(const Config& cfg, int steps) {
     ZCHECK_MPI(MPI_Barrier(run.topo.world.get()));
     if (s > 0) ms.push_back((MPI_Wtime() - t0) * 1e3);
   }
-  const double step_ms = median(ms);
-  const double step_gflops = flops_per_token * tokens / (step_ms * 1e-3) * 1e-9 / run.topo.P;
-  const double lib_gflops = gemm_gflops(cfg.model, t.batch_size * t.seq_len, 3);
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  double peak = double(ru.ru_maxrss) * 1024, peak_max = 0;
-  ZCHECK_MPI(MPI_Reduce(&peak, &peak_max, 1, MPI_DOUBLE, MPI_MAX, 0, run.topo.world.get()));
+  StepTiming r{};
+  r.step_ms = median(ms);
+  r.tokens_per_s = tokens / (r.step_ms * 1e-3);
+  r.step_gflops = flops_per_token * tokens / (r.step_ms * 1e-3) * 1e-9 / run.topo.P;
+  r.gemm_gflops = gemm_gflops(cfg.model, t.batch_size * t.seq_len, 10, parse_precision(t.precision));
   // Bytes of one step by link class, summed over ranks (a plain MPI reduction:
   // this is reporting, not part of the accounted step).
   const auto sent = last.bytes.total();
   double mine[2] = {double(sent.intra), double(sent.inter)}, all[2] = {0, 0};
   ZCHECK_MPI(MPI_Reduce(mine, all, 2, MPI_DOUBLE, MPI_SUM, 0, run.topo.world.get()));
-  log_table("zeropp bench step", {
-                                     {"ranks", run.topo.describe()},
-                                     {"BLAS", gemm_backend_name()},
-                                     {"BLAS kernels", blas_core_name()},
-                                     {"steps timed", std::to_string(steps) + " (after 1 warm-up step)"},
-                                     {"median step", std::to_string(step_ms) + " ms"},
-                                     {"tokens/s", std::to_string(tokens / (step_ms * 1e-3))},
-                                     {"model GFLOP/s per rank", std::to_string(step_gflops)},
-                                     {"GEMM GFLOP/s (same shapes)", std::to_string(lib_gflops)},
-                                     {"ratio model/GEMM", std::to_string(step_gflops / lib_gflops)},
-                                     {"peak RSS (max over ranks)", human_bytes(peak_max)},
-                                     {"sent per step, intra-node", human_bytes(all[0]) + " (all ranks)"},
-                                     {"sent per step, inter-node", human_bytes(all[1]) + " (all ranks)"},
-                                 });
+  r.sent_intra = all[0];
+  r.sent_inter = all[1];
+  ranks = run.topo.describe();
+  return r;
+}
+
+}  // namespace
+
+// Times the same steps in fp32 and in bf16 (train.precision is ignored: both
+// run), each next to its GEMM library's rate on the model's shapes measured
+// in the same process.
+int run_bench_step(const Config& cfg, int steps) {
+  if (steps < 1) throw Error("bench step: --steps must be at least 1, got " + std::to_string(steps));
+  std::string ranks;
+  StepTiming r[2];
+  for (Precision p : {Precision::FP32, Precision::BF16}) {
+    Config c = cfg;
+    c.train.precision = precision_name(p);
+    r[int(p)] = time_steps(c, steps, ranks);
+  }
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  double peak = double(ru.ru_maxrss) * 1024, peak_max = 0;
+  ZCHECK_MPI(MPI_Reduce(&peak, &peak_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+  const auto row = [](const StepTiming& x) {
+    return std::to_string(x.step_ms) + " ms, " + std::to_string(x.tokens_per_s) + " tok/s, " +
+           std::to_string(x.step_gflops) + " GFLOP/s/rank; GEMM " + std::to_string(x.gemm_gflops) +
+           " GFLOP/s";
+  };
+  log_table("zeropp bench step",
+            {
+                {"ranks", ranks},
+                {"BLAS", gemm_backend_name()},
+                {"BLAS kernels", blas_core_name()},
+                {"bf16 GEMM", gemm_bf16_backend_name()},
+                {"steps timed", std::to_string(steps) + " (after 1 warm-up step)"},
+                {"fp32 step", row(r[0])},
+                {"bf16 step", row(r[1])},
+                {"bf16/fp32 speed-up", std::to_string(r[0].step_ms / r[1].step_ms)},
+                {"peak RSS (max over ranks)", human_bytes(peak_max)},
+                // the same in both precisions: communication does not change
+                {"sent per step, intra-node", human_bytes(r[0].sent_intra) + " (all ranks)"},
+                {"sent per step, inter-node", human_bytes(r[0].sent_inter) + " (all ranks)"},
+            });
   if (const std::string w = blas_core_warning(); !w.empty()) log0("warning: %s\n", w.c_str());
-  log0(
-      "bench step | %s | %.2f ms/step | %.0f tok/s | %.2f GFLOP/s/rank | GEMM %.2f GFLOP/s | ratio %.3f | "
-      "intra %.3f MB | inter %.3f MB | peak RSS %.0f MiB\n",
-      run.topo.describe().c_str(), step_ms, tokens / (step_ms * 1e-3), step_gflops, lib_gflops,
-      step_gflops / lib_gflops, all[0] * 1e-6, all[1] * 1e-6, peak_max / 1048576.0);
+  for (Precision p : {Precision::FP32, Precision::BF16}) {
+    const StepTiming& x = r[int(p)];
+    log0(
+        "bench step | %s | %s | %.2f ms/step | %.0f tok/s | %.2f GFLOP/s/rank | GEMM %.2f GFLOP/s | ratio "
+        "%.3f | "
+        "intra %.3f MB | inter %.3f MB | peak RSS %.0f MiB\n",
+        ranks.c_str(), precision_name(p), x.step_ms, x.tokens_per_s, x.step_gflops, x.gemm_gflops,
+        x.step_gflops / x.gemm_gflops, x.sent_intra * 1e-6, x.sent_inter * 1e-6, peak_max / 1048576.0);
+  }
   return kExitOk;
 }
 

@@ -168,7 +168,8 @@ int run_cli(int argc, char** argv) {
   bench->require_subcommand(1);
   std::string bench_deck;
   int bench_steps = 10;
-  auto* bstep = bench->add_subcommand("step", "Time training steps and the GEMMs of the model's shapes");
+  auto* bstep = bench->add_subcommand(
+      "step", "Time training steps in fp32 and bf16, and the GEMMs of the model's shapes");
   bstep->add_option("deck", bench_deck, "TOML deck")->required();
   bstep->add_option("--steps", bench_steps, "Timed steps (after one warm-up step)")->capture_default_str();
   bstep->allow_extras();

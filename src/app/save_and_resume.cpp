@@ -105,7 +105,8 @@ void init_from_checkpoint(const Topology& topo, Engine& engine, const ModelDescr
                           const std::string& path) {
   MPI_Comm world = topo.world.get();
   const CheckpointMeta saved = read_checkpoint(world, path, {});
-  check_same_model(parse_config_text(saved.deck_toml, path + " (saved deck)").model, model, path, "init from");
+  check_same_model(parse_config_text(saved.deck_toml, path + " (saved deck)").model, model, path,
+                   "init from");
   ShardGroups shards;  // the weights only: the moments stay zero
   for (auto& g : engine.checkpoint_shards(false))
     if (g.first == "model") shards.push_back(std::move(g));

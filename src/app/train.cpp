@@ -13,6 +13,7 @@
 #include "io/run_dir.hpp"
 #include "kernels/blas_core.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/gemm_bf16.hpp"
 #include "src/app/build_info.hpp"
 #include "src/app/logging.hpp"
 #include "src/app/non_finite.hpp"
@@ -67,8 +68,11 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   rows.emplace_back("memory per rank", memory_summary(memory));
   rows.emplace_back("BLAS", gemm_backend_name());
   rows.emplace_back("BLAS kernels", blas_core_name());
+  rows.emplace_back("precision",
+                    t.precision == "bf16" ? "bf16 GEMMs on " + gemm_bf16_backend_name() : "fp32");
   rows.emplace_back("Kokkos", ExecSpace::name());
-  rows.emplace_back("data", token_file_spec(cfg.data.train) + (cfg.data.shuffle ? " (shuffled)" : " (in order)"));
+  rows.emplace_back("data",
+                    token_file_spec(cfg.data.train) + (cfg.data.shuffle ? " (shuffled)" : " (in order)"));
   rows.emplace_back("output", cfg.train.out_dir);
   return rows;
 }
@@ -81,10 +85,12 @@ std::unique_ptr<DataLoader> open_loader(const Config& cfg, const Topology& topo,
   if (validation)
     return cfg.data.val.empty() || t.val_batches == 0
                ? nullptr
-               : std::make_unique<DataLoader>(DataLoader::validation(
-                     token_file_spec(cfg.data.val), t.batch_size, t.seq_len, topo.rank, topo.P, cfg.model.vocab_size));
-  return std::make_unique<DataLoader>(token_file_spec(cfg.data.train), t.batch_size, t.seq_len, topo.rank, topo.P,
-                                      t.grad_accum, cfg.model.vocab_size, cfg.data.shuffle, uint64_t(t.seed));
+               : std::make_unique<DataLoader>(DataLoader::validation(token_file_spec(cfg.data.val),
+                                                                     t.batch_size, t.seq_len, topo.rank,
+                                                                     topo.P, cfg.model.vocab_size));
+  return std::make_unique<DataLoader>(token_file_spec(cfg.data.train), t.batch_size, t.seq_len, topo.rank,
+                                      topo.P, t.grad_accum, cfg.model.vocab_size, cfg.data.shuffle,
+                                      uint64_t(t.seed));
 }
 }  // namespace
 
@@ -101,6 +107,7 @@ Run::Run(const Config& cfg_, MPI_Comm base)
       world(Group::world(topo)),
       model(make_model<float>(cfg.model, cfg.train.batch_size, cfg.train.seq_len)),
       engine(cfg, topo, *comm, *model) {
+  model->set_precision(parse_precision(cfg.train.precision));
   engine.init_weights(uint64_t(cfg.train.seed));
   if (cfg.comm.fault_stall_rank >= 0) comm->set_stall(cfg.comm.fault_stall_rank, cfg.comm.fault_stall_step);
   comm->set_internode_gbps(cfg.comm.internode_gbps);

@@ -27,9 +27,9 @@ struct Run {
   Topology topo;
   std::unique_ptr<DataLoader> train, val;  // val: null without validation
   MemoryCheck memory;                      // checked before the model and the engine allocate
-  std::unique_ptr<Communicator> comm;   // comm.backend's (src/comm/make_communicator.hpp)
-  Group world;                          // for the loop's own small collectives (stop flag)
-  std::unique_ptr<Model<float>> model;  // model.family's
+  std::unique_ptr<Communicator> comm;      // comm.backend's (src/comm/make_communicator.hpp)
+  Group world;                             // for the loop's own small collectives (stop flag)
+  std::unique_ptr<Model<float>> model;     // model.family's
   Engine engine;
 
   // Checks the inputs on every rank (one agreed error), then builds and

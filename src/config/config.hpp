@@ -37,6 +37,9 @@ struct TrainConfig {
   std::string sample_prompt = "And God said";
   std::string out_dir = "runs/default";
   double max_runtime = 0;  // seconds; save and stop before this much wall time (0: no limit)
+  // Operands of the model's matrix products: fp32, or bf16 with fp32
+  // accumulation (master weights, optimizer, norms, softmax, loss stay fp32).
+  std::string precision = "fp32";
 };
 
 struct OptimConfig {

@@ -94,7 +94,8 @@ std::vector<Key> build_table() {
   model.add("family", &ModelConfig::family,
             "gpt2, or llama (RMSNorm, rotary positions, SwiGLU, untied head; src/models/README.md)",
             {one_of({"gpt2", "llama"})});
-  model.add("ffn_hidden", &ModelConfig::ffn_hidden, "llama's SwiGLU hidden size (0: 4·n_embd)", {non_negative()});
+  model.add("ffn_hidden", &ModelConfig::ffn_hidden, "llama's SwiGLU hidden size (0: 4·n_embd)",
+            {non_negative()});
 
   Section<TrainConfig> train{t, "train", &Config::train};
   train.add("batch_size", &TrainConfig::batch_size, "B: sequences per micro-batch per rank", {positive()});
@@ -114,6 +115,10 @@ std::vector<Key> build_table() {
   train.add("max_runtime", &TrainConfig::max_runtime,
             "seconds: save and stop (status 3) before this much wall time has passed (0: no limit)",
             {non_negative()});
+  train.add("precision", &TrainConfig::precision,
+            "operands of the model's matrix products: fp32, or bf16 with fp32 accumulation (oneDNN; master "
+            "weights, Adam moments, norms, softmax and loss stay fp32)",
+            {one_of({"fp32", "bf16"})});
 
   Section<OptimConfig> optim{t, "optim", &Config::optim};
   optim.add("lr", &OptimConfig::lr, "peak learning rate: linear warm-up, then cosine decay to min_lr",
@@ -177,10 +182,11 @@ std::vector<Key> build_table() {
   ckpt.test_only("fault_kill_after", &CheckpointConfig::fault_kill_after, "... after this many datasets");
 
   Section<CommConfig> comm{t, "comm", &Config::comm};
-  comm.add("backend", &CommConfig::backend,
-           "collectives through mpi (host buffers) or nccl (device buffers: a CUDA build and a GPU per rank); "
-           "auto: nccl where both hold and the engine's buffers are on the device (not yet), else mpi",
-           {one_of({"auto", "mpi", "nccl"})});
+  comm.add(
+      "backend", &CommConfig::backend,
+      "collectives through mpi (host buffers) or nccl (device buffers: a CUDA build and a GPU per rank); "
+      "auto: nccl where both hold and the engine's buffers are on the device (not yet), else mpi",
+      {one_of({"auto", "mpi", "nccl"})});
   comm.add("timeout_s", &CommConfig::timeout_s,
            "a collective that takes longer aborts the job with a message", {positive()});
   comm.add("internode_gbps", &CommConfig::internode_gbps,

@@ -52,7 +52,10 @@ std::optional<KeyValue> value_from_toml(KeyType t, const toml::node& n) {
       if (n.is_string()) return KeyValue(*n.value<std::string>());
       break;
     case KeyType::StringList: {
-      if (n.is_string()) return KeyValue(std::vector<std::string>{*n.value<std::string>()});
+      if (n.is_string()) {  // one entry; "" is the empty list, as on the command line
+        const std::string one = *n.value<std::string>();
+        return KeyValue(one.empty() ? std::vector<std::string>{} : std::vector<std::string>{one});
+      }
       const auto* a = n.as_array();
       if (!a || !(a->empty() || a->is_homogeneous(toml::node_type::string))) break;
       std::vector<std::string> items;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/common.hpp"
+#include "kernels/precision.hpp"
 #include "src/config/config.hpp"
 #include "src/models/param_layout.hpp"
 
@@ -86,6 +87,14 @@ class Model {
   // buffer into `out` (each rank initialises just its shard; element i of a
   // unit depends only on (seed, unit, i), so every layout gives the same).
   virtual void init_unit(int unit, uint64_t seed, int64_t begin, int64_t end, T* out) const = 0;
+
+  // Operand precision of the matrix products (train.precision): fp32, or
+  // bf16 with fp32 accumulation (kernels/matmul.hpp); BF16 needs T = float.
+  void set_precision(Precision p) { prec_ = p; }
+  Precision precision() const { return prec_; }
+
+ protected:
+  Precision prec_ = Precision::FP32;
 };
 
 // The families by name (model.family); Error naming the key for another.

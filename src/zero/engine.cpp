@@ -293,7 +293,8 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Mode
     I.qgz = std::make_unique<QgzReducer>(topo, comm, q, padded);
   }
   I.grad_shared.resize(I.units.size());
-  for (int u : desc.shared_units) I.grad_shared[size_t(u)] = Buffer<float>("shared unit grad", padded[size_t(u)]);
+  for (int u : desc.shared_units)
+    I.grad_shared[size_t(u)] = Buffer<float>("shared unit grad", padded[size_t(u)]);
   I.grad_cur = Buffer<float>("unit grad", max_block);
   I.grad_live.assign(I.units.size(), false);
   I.reduced = Buffer<float>("reduced grad", max_slice);

@@ -2,6 +2,7 @@
 // on one process with no engine, for tests that exercise the model alone.
 #pragma once
 
+#include <random>
 #include <vector>
 
 #include "src/models/model.hpp"
@@ -29,6 +30,13 @@ struct FullWeights final : UnitSource<T> {
   void release(int) override {}
   Vec<T> grad(int u) override { return Vec<T>(g[size_t(u)].data(), int64_t(g[size_t(u)].size())); }
   void grad_done(int u) override { done.push_back(u); }
+  // Adds N(0, sd) to every weight (biases and gains too, so no product term vanishes).
+  template <class Rng>
+  void perturb(Rng& rng, T sd) {
+    std::normal_distribution<T> n(0, sd);
+    for (auto& b : w)
+      for (size_t i = 0; i < b.size(); ++i) b(i) += n(rng);
+  }
   void zero_grad() {
     for (auto& b : g) Kokkos::deep_copy(b, T(0));
   }

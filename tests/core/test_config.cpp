@@ -180,10 +180,12 @@ TEST_CASE("key values as text: lists, choices, shortest round-tripping numbers",
 TEST_CASE("list keys read TOML arrays of strings, one string, or an empty array", "[config]") {
   using List = std::vector<std::string>;
   const auto deck = toml::parse(
-      "arr = [\"a.bin\", \"shards/*.bin\"]\none = \"x.bin\"\nnone = []\nmixed = [\"a\", 1]\nnum = 3\n");
+      "arr = [\"a.bin\", \"shards/*.bin\"]\none = \"x.bin\"\nempty = \"\"\nnone = []\nmixed = [\"a\", "
+      "1]\nnum = 3\n");
   CHECK(value_from_toml(KeyType::StringList, *deck.get("arr")) == KeyValue(List{"a.bin", "shards/*.bin"}));
   CHECK(value_from_toml(KeyType::StringList, *deck.get("one")) == KeyValue(List{"x.bin"}));
   CHECK(value_from_toml(KeyType::StringList, *deck.get("none")) == KeyValue(List{}));
+  CHECK(value_from_toml(KeyType::StringList, *deck.get("empty")) == KeyValue(List{}));
   CHECK(!value_from_toml(KeyType::StringList, *deck.get("mixed")));
   CHECK(!value_from_toml(KeyType::StringList, *deck.get("num")));
   CHECK(!value_from_toml(KeyType::String, *deck.get("arr")));

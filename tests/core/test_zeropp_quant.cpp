@@ -53,8 +53,8 @@ std::vector<Vecs> every_rank_gradient(Config c, int64_t step = 0) {
   c.zero.ranks_per_node = 1;
   Run self(c, MPI_COMM_SELF);
   const TrainConfig& t = c.train;
-  const DataLoader mine(token_file_spec(c.data.train), t.batch_size, t.seq_len, r, P, t.grad_accum, c.model.vocab_size,
-                        c.data.shuffle, uint64_t(t.seed));
+  const DataLoader mine(token_file_spec(c.data.train), t.batch_size, t.seq_len, r, P, t.grad_accum,
+                        c.model.vocab_size, c.data.shuffle, uint64_t(t.seed));
   self.engine.train_step(step, micro_batches(mine, step, t.grad_accum), 0.0);
   std::vector<float> flat;
   std::vector<size_t> sizes;

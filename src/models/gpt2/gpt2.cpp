@@ -144,19 +144,19 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
     layernorm_forward<T>(at(a.ln1[l], 0, nC), at(a.ln1_mean[l], 0, BT), at(a.ln1_rstd[l], 0, BT), x,
                          P(w, ps[LN1W]), P(w, ps[LN1B]), int(BT), C);
     matmul_forward<T>(at(a.qkv[l], 0, 3 * nC), at(a.ln1[l], 0, nC), P(w, ps[ATTNW]), P(w, ps[ATTNB]), int(BT),
-                      C, 3 * C);
+                      C, 3 * C, Trans::N, this->prec_);
     attention_forward<T>(at(a.atty[l], 0, nC), at(a.preatt, 0, natt), at(a.att[l], 0, natt),
                          at(a.qkv[l], 0, 3 * nC), B, Tn, C, NH);
     matmul_forward<T>(at(a.scratchC, 0, nC), at(a.atty[l], 0, nC), P(w, ps[APROJW]), P(w, ps[APROJB]),
-                      int(BT), C, C);
+                      int(BT), C, C, Trans::N, this->prec_);
     residual_forward<T>(at(a.res2[l], 0, nC), x, at(a.scratchC, 0, nC), nC);
     layernorm_forward<T>(at(a.ln2[l], 0, nC), at(a.ln2_mean[l], 0, BT), at(a.ln2_rstd[l], 0, BT),
                          at(a.res2[l], 0, nC), P(w, ps[LN2W]), P(w, ps[LN2B]), int(BT), C);
     matmul_forward<T>(at(a.fch[l], 0, 4 * nC), at(a.ln2[l], 0, nC), P(w, ps[FCW]), P(w, ps[FCB]), int(BT), C,
-                      4 * C);
+                      4 * C, Trans::N, this->prec_);
     gelu_forward<T>(at(a.fch_gelu[l], 0, 4 * nC), at(a.fch[l], 0, 4 * nC), 4 * nC);
     matmul_forward<T>(at(a.scratchC, 0, nC), at(a.fch_gelu[l], 0, 4 * nC), P(w, ps[MPROJW]), P(w, ps[MPROJB]),
-                      int(BT), 4 * C, C);
+                      int(BT), 4 * C, C, Trans::N, this->prec_);
     residual_forward<T>(at(a.res3[l], 0, nC), at(a.res2[l], 0, nC), at(a.scratchC, 0, nC), nC);
     src.release(u);
   }
@@ -174,7 +174,7 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
     CVec<T> w = src.acquire(emb);
     const auto& wte = layout_.units[emb].params[0];
     const Vec<T> logits = at(a.logits, 0, BT * V);
-    matmul_forward<T>(logits, at(a.lnf, 0, nC), P(w, wte), CVec<T>(), int(BT), C, V, Trans::T);
+    matmul_forward<T>(logits, at(a.lnf, 0, nC), P(w, wte), CVec<T>(), int(BT), C, V, Trans::T, this->prec_);
     src.release(emb);
     softmax_crossentropy_forward<T>(logits, at(a.losses, 0, BT), logits,
                                     with_targets ? CVec<int32_t>(a.targets.data(), BT) : CVec<int32_t>(),
@@ -203,7 +203,7 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
     const Vec<T> g = src.grad(emb);
     const auto& wte = layout_.units[emb].params[0];
     matmul_backward<T>(dlnf, G(g, wte), Vec<T>(), dlogits, at(a.lnf, 0, nC), P(w, wte), int(BT), C, V,
-                       Trans::T);
+                       Trans::T, this->prec_);
     src.release(emb);
   }
   // final LayerNorm: dres becomes the gradient of h.{L-1}'s output.
@@ -232,19 +232,19 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
     for (const Vec<T>& v : {din, dres2, dfcproj, dln2, dattproj, datty, dln1, dqkv, dfch, dgelu}) zero(v);
     residual_backward<T>(dres2, dfcproj, dout, nC);
     matmul_backward<T>(dgelu, G(g, ps[MPROJW]), G(g, ps[MPROJB]), dfcproj, at(a.fch_gelu[l], 0, 4 * nC),
-                       P(w, ps[MPROJW]), int(BT), 4 * C, C);
+                       P(w, ps[MPROJW]), int(BT), 4 * C, C, Trans::N, this->prec_);
     gelu_backward<T>(dfch, at(a.fch[l], 0, 4 * nC), dgelu, 4 * nC);
     matmul_backward<T>(dln2, G(g, ps[FCW]), G(g, ps[FCB]), dfch, at(a.ln2[l], 0, nC), P(w, ps[FCW]), int(BT),
-                       C, 4 * C);
+                       C, 4 * C, Trans::N, this->prec_);
     layernorm_backward<T>(dres2, G(g, ps[LN2W]), G(g, ps[LN2B]), dln2, at(a.res2[l], 0, nC), P(w, ps[LN2W]),
                           at(a.ln2_mean[l], 0, BT), at(a.ln2_rstd[l], 0, BT), int(BT), C);
     residual_backward<T>(din, dattproj, dres2, nC);
     matmul_backward<T>(datty, G(g, ps[APROJW]), G(g, ps[APROJB]), dattproj, at(a.atty[l], 0, nC),
-                       P(w, ps[APROJW]), int(BT), C, C);
+                       P(w, ps[APROJW]), int(BT), C, C, Trans::N, this->prec_);
     attention_backward<T>(dqkv, at(a.dpreatt, 0, natt), at(a.datt, 0, natt), datty, at(a.qkv[l], 0, 3 * nC),
                           at(a.att[l], 0, natt), B, Tn, C, NH);
     matmul_backward<T>(dln1, G(g, ps[ATTNW]), G(g, ps[ATTNB]), dqkv, at(a.ln1[l], 0, nC), P(w, ps[ATTNW]),
-                       int(BT), C, 3 * C);
+                       int(BT), C, 3 * C, Trans::N, this->prec_);
     layernorm_backward<T>(din, G(g, ps[LN1W]), G(g, ps[LN1B]), dln1, x, P(w, ps[LN1W]),
                           at(a.ln1_mean[l], 0, BT), at(a.ln1_rstd[l], 0, BT), int(BT), C);
     src.grad_done(u);

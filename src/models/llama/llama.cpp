@@ -135,18 +135,20 @@ double Llama<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int
     const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
     rmsnorm_forward<T>(at(a.xn1[l], 0, nC), at(a.rstd1[l], 0, BT), x, P(w, ps[ATTN_NORM]), int(BT), C);
     matmul_forward<T>(at(a.qkv[l], 0, 3 * nC), at(a.xn1[l], 0, nC), P(w, ps[WQKV]), CVec<T>(), int(BT), C,
-                      3 * C);
+                      3 * C, Trans::N, this->prec_);
     rope_forward<T>(at(a.qkvr[l], 0, 3 * nC), at(a.qkv[l], 0, 3 * nC), B, Tn, C, NH);
     attention_forward<T>(at(a.atty[l], 0, nC), at(a.preatt, 0, natt), at(a.att[l], 0, natt),
                          at(a.qkvr[l], 0, 3 * nC), B, Tn, C, NH);
-    matmul_forward<T>(at(a.scratchC, 0, nC), at(a.atty[l], 0, nC), P(w, ps[WO]), CVec<T>(), int(BT), C, C);
+    matmul_forward<T>(at(a.scratchC, 0, nC), at(a.atty[l], 0, nC), P(w, ps[WO]), CVec<T>(), int(BT), C, C,
+                      Trans::N, this->prec_);
     residual_forward<T>(at(a.res2[l], 0, nC), x, at(a.scratchC, 0, nC), nC);
     rmsnorm_forward<T>(at(a.xn2[l], 0, nC), at(a.rstd2[l], 0, BT), at(a.res2[l], 0, nC), P(w, ps[FFN_NORM]),
                        int(BT), C);
-    matmul_forward<T>(at(a.h[l], 0, 2 * nF), at(a.xn2[l], 0, nC), P(w, ps[W13]), CVec<T>(), int(BT), C,
-                      2 * F);
+    matmul_forward<T>(at(a.h[l], 0, 2 * nF), at(a.xn2[l], 0, nC), P(w, ps[W13]), CVec<T>(), int(BT), C, 2 * F,
+                      Trans::N, this->prec_);
     swiglu_forward<T>(at(a.g[l], 0, nF), at(a.h[l], 0, 2 * nF), BT, F);
-    matmul_forward<T>(at(a.scratchC, 0, nC), at(a.g[l], 0, nF), P(w, ps[W2]), CVec<T>(), int(BT), F, C);
+    matmul_forward<T>(at(a.scratchC, 0, nC), at(a.g[l], 0, nF), P(w, ps[W2]), CVec<T>(), int(BT), F, C,
+                      Trans::N, this->prec_);
     residual_forward<T>(at(a.res3[l], 0, nC), at(a.res2[l], 0, nC), at(a.scratchC, 0, nC), nC);
     src.release(u);
   }
@@ -162,7 +164,7 @@ double Llama<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int
     CVec<T> w = src.acquire(u);
     const Vec<T> logits = at(a.logits, 0, BT * V);
     matmul_forward<T>(logits, at(a.xnf, 0, nC), P(w, layout_.units[size_t(u)].params[0]), CVec<T>(), int(BT),
-                      C, V, Trans::T);
+                      C, V, Trans::T, this->prec_);
     src.release(u);
     softmax_crossentropy_forward<T>(logits, at(a.losses, 0, BT), logits,
                                     with_targets ? CVec<int32_t>(a.targets.data(), BT) : CVec<int32_t>(),
@@ -190,8 +192,8 @@ void Llama<T>::backward(T dloss, UnitSource<T>& src) {
     CVec<T> w = src.acquire(u);
     const Vec<T> g = src.grad(u);
     const auto& wo = layout_.units[size_t(u)].params[0];
-    matmul_backward<T>(dxnf, G(g, wo), Vec<T>(), dlogits, at(a.xnf, 0, nC), P(w, wo), int(BT), C, V,
-                       Trans::T);
+    matmul_backward<T>(dxnf, G(g, wo), Vec<T>(), dlogits, at(a.xnf, 0, nC), P(w, wo), int(BT), C, V, Trans::T,
+                       this->prec_);
     src.grad_done(u);
     src.release(u);
   }
@@ -219,20 +221,21 @@ void Llama<T>::backward(T dloss, UnitSource<T>& src) {
     const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
     for (const Vec<T>& v : {din, dres2, dmlp, dxn2, dattproj, datty, dxn1, dqkv, dqkvr, dh, dg}) zero(v);
     residual_backward<T>(dres2, dmlp, dout, nC);
-    matmul_backward<T>(dg, G(g, ps[W2]), Vec<T>(), dmlp, at(a.g[l], 0, nF), P(w, ps[W2]), int(BT), F, C);
+    matmul_backward<T>(dg, G(g, ps[W2]), Vec<T>(), dmlp, at(a.g[l], 0, nF), P(w, ps[W2]), int(BT), F, C,
+                       Trans::N, this->prec_);
     swiglu_backward<T>(dh, at(a.h[l], 0, 2 * nF), dg, BT, F);
     matmul_backward<T>(dxn2, G(g, ps[W13]), Vec<T>(), dh, at(a.xn2[l], 0, nC), P(w, ps[W13]), int(BT), C,
-                       2 * F);
+                       2 * F, Trans::N, this->prec_);
     rmsnorm_backward<T>(dres2, G(g, ps[FFN_NORM]), dxn2, at(a.res2[l], 0, nC), P(w, ps[FFN_NORM]),
                         at(a.rstd2[l], 0, BT), int(BT), C);
     residual_backward<T>(din, dattproj, dres2, nC);
     matmul_backward<T>(datty, G(g, ps[WO]), Vec<T>(), dattproj, at(a.atty[l], 0, nC), P(w, ps[WO]), int(BT),
-                       C, C);
+                       C, C, Trans::N, this->prec_);
     attention_backward<T>(dqkvr, at(a.dpreatt, 0, natt), at(a.datt, 0, natt), datty, at(a.qkvr[l], 0, 3 * nC),
                           at(a.att[l], 0, natt), B, Tn, C, NH);
     rope_backward<T>(dqkv, dqkvr, B, Tn, C, NH);
     matmul_backward<T>(dxn1, G(g, ps[WQKV]), Vec<T>(), dqkv, at(a.xn1[l], 0, nC), P(w, ps[WQKV]), int(BT), C,
-                       3 * C);
+                       3 * C, Trans::N, this->prec_);
     rmsnorm_backward<T>(din, G(g, ps[ATTN_NORM]), dxn1, x, P(w, ps[ATTN_NORM]), at(a.rstd1[l], 0, BT),
                         int(BT), C);
     src.grad_done(u);
