@@ -1,6 +1,7 @@
 // Shared by the checkpoint tests (tests/io/test_checkpoint_*.cpp): a directory
 // every rank knows, tensors of odd shapes with random bit patterns, per-rank
-// shards under several splits, sample metadata, and byte surgery on a file.
+// shards under several splits, sample metadata and checkpoints, and byte
+// surgery on a file.
 #pragma once
 
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "io/checkpoint.hpp"
+#include "io/io_test_support.hpp"
 
 namespace zeropp::test {
 
@@ -215,6 +217,14 @@ inline CheckpointMeta sample_meta(int64_t step) {
   m.scalars = {{"lr", {3e-4}}, {"schedule", {0.1, -2.5, 1e300}}, {"nothing", {}}};
   m.words = {{"rng", {0xFFFFFFFFFFFFFFFFULL, 1, 0x8000000000000001ULL}}, {"data.position", {12345}}};
   return m;
+}
+
+// Writes kSpecs, evenly split, with sample_meta(step) as checkpoint_name(step)
+// in dir; returns its path.
+inline std::string write_sample_checkpoint(const SharedDir& dir, int64_t step) {
+  Shards w(kSpecs, even_split(rank_in(), size_in()), true);
+  write_checkpoint(MPI_COMM_WORLD, dir.str(), checkpoint_name(step), w.groups, sample_meta(step), 0);
+  return dir.file(checkpoint_name(step));
 }
 
 inline void check_meta(const CheckpointMeta& a, const CheckpointMeta& b) {

@@ -10,9 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "io/checkpoint.hpp"
 #include "io/checkpoint_test_support.hpp"
-#include "io/io_test_support.hpp"
 
 using namespace zeropp;
 using namespace zeropp::test;
@@ -22,11 +20,7 @@ using Catch::Matchers::Contains;
 TEST_CASE("a flipped byte in a dataset is one error naming the dataset; inspect reports it BAD", "[ckpt]") {
   SharedDir dir;
   const int r = rank_in(), p = size_in();
-  const std::string path = dir.file(checkpoint_name(1));
-  {
-    Shards w(kSpecs, even_split(r, p), true);
-    write_checkpoint(MPI_COMM_WORLD, dir.str(), checkpoint_name(1), w.groups, sample_meta(1), 0);
-  }
+  const std::string path = write_sample_checkpoint(dir, 1);
   if (r == 0) {
     hsize_t bytes = 0;
     const haddr_t off = dataset_offset(path, "/optimizer/exp_avg/cube", &bytes);
@@ -64,11 +58,7 @@ TEST_CASE("a flipped byte in a dataset is one error naming the dataset; inspect 
 TEST_CASE("truncated, foreign and missing files give one clear error on every rank", "[ckpt]") {
   SharedDir dir;
   const int r = rank_in(), p = size_in();
-  const std::string good = dir.file(checkpoint_name(2));
-  {
-    Shards w(kSpecs, even_split(r, p), true);
-    write_checkpoint(MPI_COMM_WORLD, dir.str(), checkpoint_name(2), w.groups, sample_meta(2), 0);
-  }
+  const std::string good = write_sample_checkpoint(dir, 2);
   const std::string text = dir.file("notes.h5"), foreign = dir.file("foreign.h5");
   const std::string half = dir.file("half.h5"), head = dir.file("head.h5"), missing = dir.file("missing.h5");
   if (r == 0) {
@@ -106,11 +96,7 @@ TEST_CASE("truncated, foreign and missing files give one clear error on every ra
 TEST_CASE("missing datasets and wrong shapes are refused naming the dataset", "[ckpt]") {
   SharedDir dir;
   const int r = rank_in(), p = size_in();
-  const std::string path = dir.file(checkpoint_name(4));
-  {
-    Shards w(kSpecs, even_split(r, p), true);
-    write_checkpoint(MPI_COMM_WORLD, dir.str(), checkpoint_name(4), w.groups, sample_meta(4), 0);
-  }
+  const std::string path = write_sample_checkpoint(dir, 4);
   std::vector<Spec> specs = kSpecs;
   specs[3].shape = {29, 17};
   Shards transposed(specs, even_split(r, p), false);

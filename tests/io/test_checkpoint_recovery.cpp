@@ -10,9 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "io/checkpoint.hpp"
 #include "io/checkpoint_test_support.hpp"
-#include "io/io_test_support.hpp"
 #include "io/resume_choice.hpp"
 
 using namespace zeropp;

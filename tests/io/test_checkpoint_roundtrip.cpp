@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "io/checkpoint.hpp"
 #include "io/checkpoint_test_support.hpp"
 
 using namespace zeropp;
