@@ -27,15 +27,7 @@ namespace qr = zeropp::quant_ref;
 namespace gpu_check {
 namespace {
 
-#define CKN(call)                                                                            \
-  do {                                                                                       \
-    const ncclResult_t r_ = (call);                                                          \
-    if (r_ != ncclSuccess) {                                                                 \
-      std::fprintf(stderr, "gpu-check: %s failed at %s:%d: %s\n", #call, __FILE__, __LINE__, \
-                   ncclGetErrorString(r_));                                                  \
-      std::exit(3);                                                                          \
-    }                                                                                        \
-  } while (0)
+#define CKN(call) GPU_CHECK_CALL(call, ncclSuccess, ncclGetErrorString)
 
 uint32_t bits(float f) {
   uint32_t u;

@@ -10,15 +10,17 @@
 #include <string>
 #include <vector>
 
-#define CK(call)                                                                             \
-  do {                                                                                       \
-    const cudaError_t e_ = (call);                                                           \
-    if (e_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "gpu-check: %s failed at %s:%d: %s\n", #call, __FILE__, __LINE__, \
-                   cudaGetErrorString(e_));                                                  \
-      std::exit(3);                                                                          \
-    }                                                                                        \
+// Exit status 3, naming the call, where it was made and the library's message,
+// when `call` does not return `success`.
+#define GPU_CHECK_CALL(call, success, message)                                                             \
+  do {                                                                                                     \
+    const auto s_ = (call);                                                                                \
+    if (s_ != (success)) {                                                                                 \
+      std::fprintf(stderr, "gpu-check: %s failed at %s:%d: %s\n", #call, __FILE__, __LINE__, message(s_)); \
+      std::exit(3);                                                                                        \
+    }                                                                                                      \
   } while (0)
+#define CK(call) GPU_CHECK_CALL(call, cudaSuccess, cudaGetErrorString)
 
 namespace gpu_check {
 
