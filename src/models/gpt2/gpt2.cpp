@@ -38,9 +38,7 @@ struct GPT<T>::Acts {
 
 template <class T>
 GPT<T>::GPT(const ModelConfig& cfg, int B, int Tmax)
-    : cfg_(cfg),
-      desc_(gpt2_description(cfg)),
-      layout_(desc_.layout),
+    : Decoder<T>(cfg, gpt2_description(cfg)),
       Bmax_(B),
       Tmax_(Tmax),
       a_(std::make_unique<Acts>()) {
@@ -72,6 +70,7 @@ GPT<T>::GPT(const ModelConfig& cfg, int B, int Tmax)
   a.lnf_mean = buf("lnf_mean", BT);
   a.lnf_rstd = buf("lnf_rstd", BT);
   a.logits = buf("logits", BT * V);
+  this->logits_ = a.logits;  // the same buffer: probs() reads it
   a.losses = buf("losses", BT);
   for (Buf<T>* b :
        {&a.dres_a, &a.dres_b, &a.dres2, &a.dfcproj, &a.dln2, &a.dattproj, &a.datty, &a.dln1, &a.dlnf})
@@ -258,17 +257,6 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
     encoder_backward<T>(G(g, ps[0]), G(g, ps[1]), dout, tok, B, Tn, C);
     src.grad_done(emb);
   }
-}
-
-template <class T>
-CVec<T> GPT<T>::probs() const {
-  return CVec<T>(a_->logits.data(), int64_t(B_) * Tn_ * cfg_.vocab_size);
-}
-
-template <class T>
-void GPT<T>::init_unit(int unit, uint64_t seed, int64_t begin, int64_t end, T* out) const {
-  init_elements(layout_.units[size_t(unit)], unit, seed, 0.02, 0.02 / std::sqrt(2.0 * cfg_.n_layer), begin,
-                end, out);
 }
 
 template class GPT<float>;

@@ -48,9 +48,7 @@ struct Llama<T>::Acts {
 
 template <class T>
 Llama<T>::Llama(const ModelConfig& cfg, int B, int Tmax)
-    : cfg_(cfg),
-      desc_(llama_description(cfg)),
-      layout_(desc_.layout),
+    : Decoder<T>(cfg, llama_description(cfg)),
       F_(llama::ffn_hidden(cfg)),
       a_(std::make_unique<Acts>()) {
   const int64_t BT = int64_t(B) * Tmax, C = cfg.n_embd, V = cfg.vocab_size, NH = cfg.n_head, F = F_;
@@ -79,6 +77,7 @@ Llama<T>::Llama(const ModelConfig& cfg, int B, int Tmax)
   a.xnf = buf("xnf", BT * C);
   a.rstdf = buf("rstdf", BT);
   a.logits = buf("logits", BT * V);
+  this->logits_ = a.logits;  // the same buffer: probs() reads it
   a.losses = buf("losses", BT);
   for (Buf<T>* b :
        {&a.dres_a, &a.dres_b, &a.dres2, &a.dmlp, &a.dxn2, &a.dattproj, &a.datty, &a.dxn1, &a.dxnf})
@@ -248,17 +247,6 @@ void Llama<T>::backward(T dloss, UnitSource<T>& src) {
     encoder_backward<T>(G(g, layout_.units[size_t(u)].params[0]), Vec<T>(), dout, tok, B, Tn, C);
     src.grad_done(u);
   }
-}
-
-template <class T>
-CVec<T> Llama<T>::probs() const {
-  return CVec<T>(a_->logits.data(), int64_t(B_) * Tn_ * cfg_.vocab_size);
-}
-
-template <class T>
-void Llama<T>::init_unit(int unit, uint64_t seed, int64_t begin, int64_t end, T* out) const {
-  init_elements(layout_.units[size_t(unit)], unit, seed, 0.02, 0.02 / std::sqrt(2.0 * cfg_.n_layer), begin,
-                end, out);
 }
 
 template class Llama<float>;

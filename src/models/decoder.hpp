@@ -1,0 +1,38 @@
+// What the decoder families (GPT-2, LLaMA) share behind the Model interface:
+// their configuration and description, the size of the last forward, the
+// probabilities left by a forward without targets, and the initialisation
+// (N(0, 0.02), residual-stream projections N(0, 0.02/sqrt(2L)), as each
+// family's layout marks them). Each family adds its passes and buffers.
+#pragma once
+
+#include <cmath>
+#include <utility>
+
+#include "src/models/model.hpp"
+
+namespace zeropp {
+
+template <class T>
+class Decoder : public Model<T> {
+ public:
+  const ModelDescription& describe() const override { return desc_; }
+  CVec<T> probs() const override { return CVec<T>(logits_.data(), int64_t(B_) * Tn_ * cfg_.vocab_size); }
+  void init_unit(int unit, uint64_t seed, int64_t begin, int64_t end, T* out) const override {
+    init_elements(layout_.units[size_t(unit)], unit, seed, 0.02, 0.02 / std::sqrt(2.0 * cfg_.n_layer), begin,
+                  end, out);
+  }
+
+ protected:
+  Decoder(const ModelConfig& cfg, ModelDescription desc)
+      : cfg_(cfg), desc_(std::move(desc)), layout_(desc_.layout) {}
+  Decoder(const Decoder&) = delete;  // layout_ points into desc_
+  Decoder& operator=(const Decoder&) = delete;
+
+  ModelConfig cfg_;
+  ModelDescription desc_;
+  const ParamLayout& layout_;
+  int B_ = 0, Tn_ = 0;  // the last forward's batch and sequence length
+  Buf<T> logits_;       // the family's logits buffer [Bmax, Tmax, V], probabilities after a forward
+};
+
+}  // namespace zeropp
