@@ -8,6 +8,7 @@
 #include <cmath>
 #include <utility>
 
+#include "src/models/decoder_parts.hpp"
 #include "src/models/model.hpp"
 
 namespace zeropp {
@@ -25,6 +26,14 @@ class Decoder : public Model<T> {
  protected:
   Decoder(const ModelConfig& cfg, ModelDescription desc)
       : cfg_(cfg), desc_(std::move(desc)), layout_(desc_.layout) {}
+  // Records B×Tn for backward() and probs() and keeps the tokens (and the
+  // targets, when given) in the family's buffers; whether targets were given.
+  bool begin_forward(const Buf<int32_t>& tokens_out, const Buf<int32_t>& targets_out, CVec<int32_t> tokens,
+                     CVec<int32_t> targets, int B, int Tn) {
+    B_ = B;
+    Tn_ = Tn;
+    return decoder::keep_tokens(tokens_out, targets_out, tokens, targets, int64_t(B) * Tn);
+  }
   Decoder(const Decoder&) = delete;  // layout_ points into desc_
   Decoder& operator=(const Decoder&) = delete;
 

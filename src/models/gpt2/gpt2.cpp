@@ -38,10 +38,7 @@ struct GPT<T>::Acts {
 
 template <class T>
 GPT<T>::GPT(const ModelConfig& cfg, int B, int Tmax)
-    : Decoder<T>(cfg, gpt2_description(cfg)),
-      Bmax_(B),
-      Tmax_(Tmax),
-      a_(std::make_unique<Acts>()) {
+    : Decoder<T>(cfg, gpt2_description(cfg)), Bmax_(B), Tmax_(Tmax), a_(std::make_unique<Acts>()) {
   const int64_t BT = int64_t(B) * Tmax, C = cfg.n_embd, V = cfg.vocab_size, NH = cfg.n_head;
   const int64_t att = int64_t(B) * NH * Tmax * Tmax;
   auto buf = [](const char* name, int64_t n) { return Buf<T>(std::string(name), size_t(n)); };
@@ -120,9 +117,7 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
   const int64_t BT = int64_t(B) * Tn, nC = BT * C;
   const int64_t natt = int64_t(B) * NH * Tn * Tn;
   auto& a = *a_;
-  B_ = B;
-  Tn_ = Tn;
-  const bool with_targets = keep_tokens(a.tokens, a.targets, tokens, targets, BT);
+  const bool with_targets = this->begin_forward(a.tokens, a.targets, tokens, targets, B, Tn);
 
   const CVec<int32_t> tok(a.tokens.data(), BT);
 
@@ -198,9 +193,8 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
   const Vec<T> dlnf = at(a.dlnf, 0, nC);
   zero(dlnf);
   {
-    CVec<T> w = src.acquire(emb);
-    const Vec<T> g = src.grad(emb);
-    const auto& wte = layout_.units[emb].params[0];
+    const auto [w, g, ps] = acquire_for_backward(src, layout_, emb);
+    const auto& wte = ps[0];
     matmul_backward<T>(dlnf, G(g, wte), Vec<T>(), dlogits, at(a.lnf, 0, nC), P(w, wte), int(BT), C, V,
                        Trans::T, this->prec_);
     src.release(emb);
@@ -210,13 +204,10 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
   zero(dout);
   {
     const int u = gpt2::final_norm_unit(cfg_);
-    CVec<T> w = src.acquire(u);
-    const Vec<T> g = src.grad(u);
-    const auto& ps = layout_.units[u].params;
+    const auto [w, g, ps] = acquire_for_backward(src, layout_, u);
     layernorm_backward<T>(dout, G(g, ps[0]), G(g, ps[1]), dlnf, at(a.res3[L - 1], 0, nC), P(w, ps[0]),
                           at(a.lnf_mean, 0, BT), at(a.lnf_rstd, 0, BT), int(BT), C);
-    src.grad_done(u);
-    src.release(u);
+    finish_backward(src, u);
   }
   // blocks in reverse
   const Vec<T> dres2 = at(a.dres2, 0, nC), dfcproj = at(a.dfcproj, 0, nC), dln2 = at(a.dln2, 0, nC);
@@ -224,9 +215,7 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
   const Vec<T> dqkv = at(a.dqkv, 0, 3 * nC), dfch = at(a.dfch, 0, 4 * nC), dgelu = at(a.dgelu, 0, 4 * nC);
   for (int l = L - 1; l >= 0; --l) {
     const int u = gpt2::block_unit(l);
-    CVec<T> w = src.acquire(u);
-    const Vec<T> g = src.grad(u);
-    const auto& ps = layout_.units[u].params;
+    const auto [w, g, ps] = acquire_for_backward(src, layout_, u);
     const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
     for (const Vec<T>& v : {din, dres2, dfcproj, dln2, dattproj, datty, dln1, dqkv, dfch, dgelu}) zero(v);
     residual_backward<T>(dres2, dfcproj, dout, nC);
@@ -246,8 +235,7 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
                        int(BT), C, 3 * C, Trans::N, this->prec_);
     layernorm_backward<T>(din, G(g, ps[LN1W]), G(g, ps[LN1B]), dln1, x, P(w, ps[LN1W]),
                           at(a.ln1_mean[l], 0, BT), at(a.ln1_rstd[l], 0, BT), int(BT), C);
-    src.grad_done(u);
-    src.release(u);
+    finish_backward(src, u);
     std::swap(din, dout);  // this block's input gradient is the next one's output gradient
   }
   // embeddings: wte gets its second contribution, then the unit is complete.

@@ -48,9 +48,7 @@ struct Llama<T>::Acts {
 
 template <class T>
 Llama<T>::Llama(const ModelConfig& cfg, int B, int Tmax)
-    : Decoder<T>(cfg, llama_description(cfg)),
-      F_(llama::ffn_hidden(cfg)),
-      a_(std::make_unique<Acts>()) {
+    : Decoder<T>(cfg, llama_description(cfg)), F_(llama::ffn_hidden(cfg)), a_(std::make_unique<Acts>()) {
   const int64_t BT = int64_t(B) * Tmax, C = cfg.n_embd, V = cfg.vocab_size, NH = cfg.n_head, F = F_;
   const int64_t att = int64_t(B) * NH * Tmax * Tmax;
   auto buf = [](const char* name, int64_t n) { return Buf<T>(std::string(name), size_t(n)); };
@@ -117,9 +115,7 @@ double Llama<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int
   const int64_t BT = int64_t(B) * Tn, nC = BT * C, nF = BT * F;
   const int64_t natt = int64_t(B) * NH * Tn * Tn;
   auto& a = *a_;
-  B_ = B;
-  Tn_ = Tn;
-  const bool with_targets = keep_tokens(a.tokens, a.targets, tokens, targets, BT);
+  const bool with_targets = this->begin_forward(a.tokens, a.targets, tokens, targets, B, Tn);
   const CVec<int32_t> tok(a.tokens.data(), BT);
   {
     const int u = llama::kEmbeddings;
@@ -188,25 +184,21 @@ void Llama<T>::backward(T dloss, UnitSource<T>& src) {
   zero(dxnf);
   {
     const int u = llama::head_unit(cfg_);
-    CVec<T> w = src.acquire(u);
-    const Vec<T> g = src.grad(u);
-    const auto& wo = layout_.units[size_t(u)].params[0];
+    const auto [w, g, ps] = acquire_for_backward(src, layout_, u);
+    const auto& wo = ps[0];
     matmul_backward<T>(dxnf, G(g, wo), Vec<T>(), dlogits, at(a.xnf, 0, nC), P(w, wo), int(BT), C, V, Trans::T,
                        this->prec_);
-    src.grad_done(u);
-    src.release(u);
+    finish_backward(src, u);
   }
   Vec<T> dout = at(a.dres_a, 0, nC), din = at(a.dres_b, 0, nC);
   zero(dout);
   {
     const int u = llama::final_norm_unit(cfg_);
-    CVec<T> w = src.acquire(u);
-    const Vec<T> g = src.grad(u);
-    const auto& p = layout_.units[size_t(u)].params[0];
+    const auto [w, g, ps] = acquire_for_backward(src, layout_, u);
+    const auto& p = ps[0];
     rmsnorm_backward<T>(dout, G(g, p), dxnf, at(a.res3[L - 1], 0, nC), P(w, p), at(a.rstdf, 0, BT), int(BT),
                         C);
-    src.grad_done(u);
-    src.release(u);
+    finish_backward(src, u);
   }
   const Vec<T> dres2 = at(a.dres2, 0, nC), dmlp = at(a.dmlp, 0, nC), dxn2 = at(a.dxn2, 0, nC);
   const Vec<T> dattproj = at(a.dattproj, 0, nC), datty = at(a.datty, 0, nC), dxn1 = at(a.dxn1, 0, nC);
@@ -214,9 +206,7 @@ void Llama<T>::backward(T dloss, UnitSource<T>& src) {
   const Vec<T> dh = at(a.dh, 0, 2 * nF), dg = at(a.dg, 0, nF);
   for (int l = L - 1; l >= 0; --l) {
     const int u = llama::block_unit(l);
-    CVec<T> w = src.acquire(u);
-    const Vec<T> g = src.grad(u);
-    const auto& ps = layout_.units[size_t(u)].params;
+    const auto [w, g, ps] = acquire_for_backward(src, layout_, u);
     const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
     for (const Vec<T>& v : {din, dres2, dmlp, dxn2, dattproj, datty, dxn1, dqkv, dqkvr, dh, dg}) zero(v);
     residual_backward<T>(dres2, dmlp, dout, nC);
@@ -237,8 +227,7 @@ void Llama<T>::backward(T dloss, UnitSource<T>& src) {
                        3 * C, Trans::N, this->prec_);
     rmsnorm_backward<T>(din, G(g, ps[ATTN_NORM]), dxn1, x, P(w, ps[ATTN_NORM]), at(a.rstd1[l], 0, BT),
                         int(BT), C);
-    src.grad_done(u);
-    src.release(u);
+    finish_backward(src, u);
     std::swap(din, dout);  // this block's input gradient is the next one's output gradient
   }
   {
