@@ -8,6 +8,8 @@
 #include <cmath>
 #include <utility>
 
+#include "kernels/crossentropy.hpp"
+#include "kernels/matmul.hpp"
 #include "src/models/decoder_parts.hpp"
 #include "src/models/model.hpp"
 
@@ -33,6 +35,23 @@ class Decoder : public Model<T> {
     B_ = B;
     Tn_ = Tn;
     return decoder::keep_tokens(tokens_out, targets_out, tokens, targets, int64_t(B) * Tn);
+  }
+  // The last forward's LM head: logits of x [B·Tn, C] against unit `unit`'s
+  // first parameter [V, C], turned into probabilities in place; with targets,
+  // the per-token losses into `losses` and their mean returned (else 0).
+  double head_and_loss(UnitSource<T>& src, int unit, CVec<T> x, const Buf<T>& losses,
+                       const Buf<int32_t>& targets, bool with_targets) {
+    const int C = cfg_.n_embd, V = cfg_.vocab_size;
+    const int64_t BT = int64_t(B_) * Tn_;
+    const Vec<T> logits = decoder::at(logits_, 0, BT * V);
+    CVec<T> w = src.acquire(unit);
+    matmul_forward<T>(logits, x, decoder::P(w, layout_.units[size_t(unit)].params[0]), CVec<T>(), int(BT), C,
+                      V, Trans::T, this->prec_);
+    src.release(unit);
+    softmax_crossentropy_forward<T>(logits, decoder::at(losses, 0, BT), logits,
+                                    with_targets ? CVec<int32_t>(targets.data(), BT) : CVec<int32_t>(),
+                                    int(BT), V);
+    return with_targets ? decoder::mean_loss(losses, BT) : 0.0;
   }
   Decoder(const Decoder&) = delete;  // layout_ points into desc_
   Decoder& operator=(const Decoder&) = delete;

@@ -113,7 +113,7 @@ std::vector<int> GPT<T>::unit_schedule(Pass pass) const {
 
 template <class T>
 double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int Tn, UnitSource<T>& src) {
-  const int C = cfg_.n_embd, V = cfg_.vocab_size, NH = cfg_.n_head, L = cfg_.n_layer;
+  const int C = cfg_.n_embd, NH = cfg_.n_head, L = cfg_.n_layer;
   const int64_t BT = int64_t(B) * Tn, nC = BT * C;
   const int64_t natt = int64_t(B) * NH * Tn * Tn;
   auto& a = *a_;
@@ -164,17 +164,7 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
     src.release(u);
   }
   // tied LM head and loss
-  {
-    CVec<T> w = src.acquire(emb);
-    const auto& wte = layout_.units[emb].params[0];
-    const Vec<T> logits = at(a.logits, 0, BT * V);
-    matmul_forward<T>(logits, at(a.lnf, 0, nC), P(w, wte), CVec<T>(), int(BT), C, V, Trans::T, this->prec_);
-    src.release(emb);
-    softmax_crossentropy_forward<T>(logits, at(a.losses, 0, BT), logits,
-                                    with_targets ? CVec<int32_t>(a.targets.data(), BT) : CVec<int32_t>(),
-                                    int(BT), V);
-  }
-  return with_targets ? mean_loss(a.losses, BT) : 0.0;
+  return this->head_and_loss(src, emb, at(a.lnf, 0, nC), a.losses, a.targets, with_targets);
 }
 
 template <class T>

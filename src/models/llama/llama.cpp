@@ -111,7 +111,7 @@ std::vector<int> Llama<T>::unit_schedule(Pass pass) const {
 
 template <class T>
 double Llama<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int Tn, UnitSource<T>& src) {
-  const int C = cfg_.n_embd, V = cfg_.vocab_size, NH = cfg_.n_head, L = cfg_.n_layer, F = F_;
+  const int C = cfg_.n_embd, NH = cfg_.n_head, L = cfg_.n_layer, F = F_;
   const int64_t BT = int64_t(B) * Tn, nC = BT * C, nF = BT * F;
   const int64_t natt = int64_t(B) * NH * Tn * Tn;
   auto& a = *a_;
@@ -154,18 +154,8 @@ double Llama<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int
                        P(w, layout_.units[size_t(u)].params[0]), int(BT), C);
     src.release(u);
   }
-  {
-    const int u = llama::head_unit(cfg_);
-    CVec<T> w = src.acquire(u);
-    const Vec<T> logits = at(a.logits, 0, BT * V);
-    matmul_forward<T>(logits, at(a.xnf, 0, nC), P(w, layout_.units[size_t(u)].params[0]), CVec<T>(), int(BT),
-                      C, V, Trans::T, this->prec_);
-    src.release(u);
-    softmax_crossentropy_forward<T>(logits, at(a.losses, 0, BT), logits,
-                                    with_targets ? CVec<int32_t>(a.targets.data(), BT) : CVec<int32_t>(),
-                                    int(BT), V);
-  }
-  return with_targets ? mean_loss(a.losses, BT) : 0.0;
+  return this->head_and_loss(src, llama::head_unit(cfg_), at(a.xnf, 0, nC), a.losses, a.targets,
+                             with_targets);
 }
 
 template <class T>
