@@ -26,25 +26,22 @@ enum BlockParam { LN1W, LN1B, ATTNW, ATTNB, APROJW, APROJB, LN2W, LN2B, FCW, FCB
 // Bmax×Tmax; a pass over B×Tn tokens uses the leading part of each buffer.
 template <class T>
 struct GPT<T>::Acts {
-  Buf<int32_t> tokens, targets;
   Buf<T> encoded;                                    // [B,T,C] residual stream into h.0
   std::vector<Buf<T>> ln1, ln1_mean, ln1_rstd, qkv;  // per layer
   std::vector<Buf<T>> atty, att, res2, ln2, ln2_mean, ln2_rstd, fch, fch_gelu, res3;
-  Buf<T> preatt, scratchC;                         // forward scratch
-  Buf<T> lnf, lnf_mean, lnf_rstd, logits, losses;  // logits [B,T,V] become probs
+  Buf<T> preatt, scratchC;  // forward scratch
+  Buf<T> lnf, lnf_mean, lnf_rstd;
   // backward scratch
   Buf<T> dres_a, dres_b, dres2, dfcproj, dln2, dattproj, datty, dln1, dlnf, dqkv, dfch, dgelu, dpreatt, datt;
 };
 
 template <class T>
 GPT<T>::GPT(const ModelConfig& cfg, int B, int Tmax)
-    : Decoder<T>(cfg, gpt2_description(cfg)), Bmax_(B), Tmax_(Tmax), a_(std::make_unique<Acts>()) {
-  const int64_t BT = int64_t(B) * Tmax, C = cfg.n_embd, V = cfg.vocab_size, NH = cfg.n_head;
+    : Decoder<T>(cfg, gpt2_description(cfg), B, Tmax), Bmax_(B), Tmax_(Tmax), a_(std::make_unique<Acts>()) {
+  const int64_t BT = int64_t(B) * Tmax, C = cfg.n_embd, NH = cfg.n_head;
   const int64_t att = int64_t(B) * NH * Tmax * Tmax;
   auto buf = [](const char* name, int64_t n) { return Buf<T>(std::string(name), size_t(n)); };
   auto& a = *a_;
-  a.tokens = Buf<int32_t>("tokens", BT);
-  a.targets = Buf<int32_t>("targets", BT);
   a.encoded = buf("encoded", BT * C);
   for (int l = 0; l < cfg.n_layer; ++l) {
     a.ln1.push_back(buf("ln1", BT * C));
@@ -66,9 +63,6 @@ GPT<T>::GPT(const ModelConfig& cfg, int B, int Tmax)
   a.lnf = buf("lnf", BT * C);
   a.lnf_mean = buf("lnf_mean", BT);
   a.lnf_rstd = buf("lnf_rstd", BT);
-  a.logits = buf("logits", BT * V);
-  this->logits_ = a.logits;  // the same buffer: probs() reads it
-  a.losses = buf("losses", BT);
   for (Buf<T>* b :
        {&a.dres_a, &a.dres_b, &a.dres2, &a.dfcproj, &a.dln2, &a.dattproj, &a.datty, &a.dln1, &a.dlnf})
     *b = buf("dC", BT * C);
@@ -89,12 +83,11 @@ int64_t GPT<T>::activation_bytes() const {
   for (const auto* layer : {&a.ln1, &a.ln1_mean, &a.ln1_rstd, &a.qkv, &a.atty, &a.att, &a.res2, &a.ln2,
                             &a.ln2_mean, &a.ln2_rstd, &a.fch, &a.fch_gelu, &a.res3})
     for (const Buf<T>& b : *layer) n += int64_t(b.size());
-  for (const Buf<T>* b :
-       {&a.encoded, &a.preatt, &a.scratchC, &a.lnf,     &a.lnf_mean, &a.lnf_rstd, &a.logits, &a.losses,
-        &a.dres_a,  &a.dres_b, &a.dres2,    &a.dfcproj, &a.dln2,     &a.dattproj, &a.datty,  &a.dln1,
-        &a.dlnf,    &a.dqkv,   &a.dfch,     &a.dgelu,   &a.dpreatt,  &a.datt})
+  for (const Buf<T>* b : {&a.encoded, &a.preatt, &a.scratchC, &a.lnf,   &a.lnf_mean, &a.lnf_rstd, &a.dres_a,
+                          &a.dres_b,  &a.dres2,  &a.dfcproj,  &a.dln2,  &a.dattproj, &a.datty,    &a.dln1,
+                          &a.dlnf,    &a.dqkv,   &a.dfch,     &a.dgelu, &a.dpreatt,  &a.datt})
     n += int64_t(b->size());
-  return n * int64_t(sizeof(T)) + int64_t((a.tokens.size() + a.targets.size()) * sizeof(int32_t));
+  return n * int64_t(sizeof(T)) + this->own_bytes();
 }
 
 template <class T>
@@ -117,9 +110,9 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
   const int64_t BT = int64_t(B) * Tn, nC = BT * C;
   const int64_t natt = int64_t(B) * NH * Tn * Tn;
   auto& a = *a_;
-  const bool with_targets = this->begin_forward(a.tokens, a.targets, tokens, targets, B, Tn);
+  const bool with_targets = this->begin_forward(tokens, targets, B, Tn);
 
-  const CVec<int32_t> tok(a.tokens.data(), BT);
+  const CVec<int32_t> tok(this->tokens_.data(), BT);
 
   // embeddings
   const int emb = gpt2::kEmbeddings;
@@ -164,7 +157,7 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
     src.release(u);
   }
   // tied LM head and loss
-  return this->head_and_loss(src, emb, at(a.lnf, 0, nC), a.losses, a.targets, with_targets);
+  return this->head_and_loss(src, emb, at(a.lnf, 0, nC), with_targets);
 }
 
 template <class T>
@@ -174,11 +167,11 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
   const int64_t BT = int64_t(B) * Tn, nC = BT * C;
   const int64_t natt = int64_t(B) * NH * Tn * Tn;
   auto& a = *a_;
-  const CVec<int32_t> tok(a.tokens.data(), BT), tgt(a.targets.data(), BT);
+  const CVec<int32_t> tok(this->tokens_.data(), BT), tgt(this->targets_.data(), BT);
 
   // LM head: dlogits overwrite the probabilities in place.
   const int emb = gpt2::kEmbeddings;
-  const Vec<T> dlogits = at(a.logits, 0, BT * V);
+  const Vec<T> dlogits = at(this->logits_, 0, BT * V);
   softmax_crossentropy_backward<T>(dlogits, dlogits, tgt, dloss, int(BT), V);
   const Vec<T> dlnf = at(a.dlnf, 0, nC);
   zero(dlnf);

@@ -27,10 +27,9 @@ enum BlockParam { ATTN_NORM, WQKV, WO, FFN_NORM, W13, W2 };
 // Bmax×Tmax; a pass over B×Tn tokens uses the leading part of each buffer.
 template <class T>
 struct Llama<T>::Acts {
-  Buf<int32_t> tokens, targets;
   Buf<T> encoded;  // [B,T,C] residual stream into layers.0
   std::vector<Buf<T>> xn1, rstd1, qkv, qkvr, atty, att, res2, xn2, rstd2, h, g, res3;  // per layer
-  Buf<T> preatt, scratchC, xnf, rstdf, logits, losses;
+  Buf<T> preatt, scratchC, xnf, rstdf;
   // backward scratch
   Buf<T> dres_a, dres_b, dres2, dmlp, dxn2, dattproj, datty, dxn1, dxnf, dqkv, dqkvr, dh, dg, dpreatt, datt;
 
@@ -39,8 +38,8 @@ struct Llama<T>::Acts {
     for (const auto* layer : {&xn1, &rstd1, &qkv, &qkvr, &atty, &att, &res2, &xn2, &rstd2, &h, &g, &res3})
       for (const Buf<T>& b : *layer) v.push_back(&b);
     for (const Buf<T>* b :
-         {&encoded, &preatt,   &scratchC, &xnf,  &rstdf, &logits, &losses, &dres_a, &dres_b, &dres2,   &dmlp,
-          &dxn2,    &dattproj, &datty,    &dxn1, &dxnf,  &dqkv,   &dqkvr,  &dh,     &dg,     &dpreatt, &datt})
+         {&encoded,  &preatt, &scratchC, &xnf,  &rstdf, &dres_a, &dres_b, &dres2, &dmlp,    &dxn2,
+          &dattproj, &datty,  &dxn1,     &dxnf, &dqkv,  &dqkvr,  &dh,     &dg,    &dpreatt, &datt})
       v.push_back(b);
     return v;
   }
@@ -48,13 +47,13 @@ struct Llama<T>::Acts {
 
 template <class T>
 Llama<T>::Llama(const ModelConfig& cfg, int B, int Tmax)
-    : Decoder<T>(cfg, llama_description(cfg)), F_(llama::ffn_hidden(cfg)), a_(std::make_unique<Acts>()) {
-  const int64_t BT = int64_t(B) * Tmax, C = cfg.n_embd, V = cfg.vocab_size, NH = cfg.n_head, F = F_;
+    : Decoder<T>(cfg, llama_description(cfg), B, Tmax),
+      F_(llama::ffn_hidden(cfg)),
+      a_(std::make_unique<Acts>()) {
+  const int64_t BT = int64_t(B) * Tmax, C = cfg.n_embd, NH = cfg.n_head, F = F_;
   const int64_t att = int64_t(B) * NH * Tmax * Tmax;
   auto buf = [](const char* name, int64_t n) { return Buf<T>(std::string(name), size_t(n)); };
   auto& a = *a_;
-  a.tokens = Buf<int32_t>("tokens", BT);
-  a.targets = Buf<int32_t>("targets", BT);
   a.encoded = buf("encoded", BT * C);
   for (int l = 0; l < cfg.n_layer; ++l) {
     a.xn1.push_back(buf("xn1", BT * C));
@@ -74,9 +73,6 @@ Llama<T>::Llama(const ModelConfig& cfg, int B, int Tmax)
   a.scratchC = buf("scratchC", BT * C);
   a.xnf = buf("xnf", BT * C);
   a.rstdf = buf("rstdf", BT);
-  a.logits = buf("logits", BT * V);
-  this->logits_ = a.logits;  // the same buffer: probs() reads it
-  a.losses = buf("losses", BT);
   for (Buf<T>* b :
        {&a.dres_a, &a.dres_b, &a.dres2, &a.dmlp, &a.dxn2, &a.dattproj, &a.datty, &a.dxn1, &a.dxnf})
     *b = buf("dC", BT * C);
@@ -95,7 +91,7 @@ template <class T>
 int64_t Llama<T>::activation_bytes() const {
   int64_t n = 0;
   for (const Buf<T>* b : a_->all()) n += int64_t(b->size());
-  return n * int64_t(sizeof(T)) + int64_t((a_->tokens.size() + a_->targets.size()) * sizeof(int32_t));
+  return n * int64_t(sizeof(T)) + this->own_bytes();
 }
 
 template <class T>
@@ -115,8 +111,8 @@ double Llama<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int
   const int64_t BT = int64_t(B) * Tn, nC = BT * C, nF = BT * F;
   const int64_t natt = int64_t(B) * NH * Tn * Tn;
   auto& a = *a_;
-  const bool with_targets = this->begin_forward(a.tokens, a.targets, tokens, targets, B, Tn);
-  const CVec<int32_t> tok(a.tokens.data(), BT);
+  const bool with_targets = this->begin_forward(tokens, targets, B, Tn);
+  const CVec<int32_t> tok(this->tokens_.data(), BT);
   {
     const int u = llama::kEmbeddings;
     CVec<T> w = src.acquire(u);
@@ -154,8 +150,7 @@ double Llama<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int
                        P(w, layout_.units[size_t(u)].params[0]), int(BT), C);
     src.release(u);
   }
-  return this->head_and_loss(src, llama::head_unit(cfg_), at(a.xnf, 0, nC), a.losses, a.targets,
-                             with_targets);
+  return this->head_and_loss(src, llama::head_unit(cfg_), at(a.xnf, 0, nC), with_targets);
 }
 
 template <class T>
@@ -165,10 +160,10 @@ void Llama<T>::backward(T dloss, UnitSource<T>& src) {
   const int64_t BT = int64_t(B) * Tn, nC = BT * C, nF = BT * F;
   const int64_t natt = int64_t(B) * NH * Tn * Tn;
   auto& a = *a_;
-  const CVec<int32_t> tok(a.tokens.data(), BT), tgt(a.targets.data(), BT);
+  const CVec<int32_t> tok(this->tokens_.data(), BT), tgt(this->targets_.data(), BT);
 
   // head: dlogits overwrite the probabilities in place
-  const Vec<T> dlogits = at(a.logits, 0, BT * V);
+  const Vec<T> dlogits = at(this->logits_, 0, BT * V);
   softmax_crossentropy_backward<T>(dlogits, dlogits, tgt, dloss, int(BT), V);
   const Vec<T> dxnf = at(a.dxnf, 0, nC);
   zero(dxnf);
