@@ -25,6 +25,7 @@
 #include <cstring>
 #include <utility>
 
+#include "io/h5_util.hpp"
 #include "src/base/errors.hpp"
 
 namespace zeropp {
@@ -133,22 +134,9 @@ hid_t try_open(const std::string& path) {
   return f;
 }
 
-void write_attr(hid_t loc, const char* name, const std::string& value) {
+// Reopened files rewrite their run attributes: drop the old one before h5_util creates it anew.
+void drop_attr(hid_t loc, const char* name) {
   if (ZCHECK_H5(H5Aexists(loc, name)) > 0) ZCHECK_H5(H5Adelete(loc, name));
-  H5Handle type(ZCHECK_H5(H5Tcopy(H5T_C_S1)), H5Tclose);
-  ZCHECK_H5(H5Tset_size(type, H5T_VARIABLE));
-  ZCHECK_H5(H5Tset_cset(type, H5T_CSET_UTF8));
-  H5Handle space(ZCHECK_H5(H5Screate(H5S_SCALAR)), H5Sclose);
-  H5Handle attr(ZCHECK_H5(H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT)), H5Aclose);
-  const char* p = value.c_str();
-  ZCHECK_H5(H5Awrite(attr, type, &p));
-}
-
-void write_attr(hid_t loc, const char* name, int64_t value) {
-  if (ZCHECK_H5(H5Aexists(loc, name)) > 0) ZCHECK_H5(H5Adelete(loc, name));
-  H5Handle space(ZCHECK_H5(H5Screate(H5S_SCALAR)), H5Sclose);
-  H5Handle attr(ZCHECK_H5(H5Acreate2(loc, name, H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT)), H5Aclose);
-  ZCHECK_H5(H5Awrite(attr, H5T_NATIVE_INT64, &value));
 }
 
 // A variable-length string attribute; false if missing or of another type.
@@ -240,15 +228,21 @@ void write_table_rows(hid_t file, const char* name, hid_t mtype, hsize_t at, hsi
 void write_run_attrs(hid_t file, const RunInfo& info, const std::string& hosts) {
   std::string kinds;
   for (const char* k : kMetricKindNames) kinds += std::string(kinds.empty() ? "" : "\n") + k;
-  write_attr(file, "format", kFormat);
-  write_attr(file, "format_version", MetricsWriter::kFormatVersion);
-  write_attr(file, "deck", info.deck);
-  write_attr(file, "P", info.P);
-  write_attr(file, "X", info.X);
-  write_attr(file, "Y", info.Y);
-  write_attr(file, "code_version", info.code_version);
-  write_attr(file, "hosts", hosts);
-  write_attr(file, "kinds", kinds);
+  const std::pair<const char*, std::string> texts[] = {{"format", kFormat},
+                                                       {"deck", info.deck},
+                                                       {"code_version", info.code_version},
+                                                       {"hosts", hosts},
+                                                       {"kinds", kinds}};
+  const std::pair<const char*, int64_t> numbers[] = {
+      {"format_version", MetricsWriter::kFormatVersion}, {"P", info.P}, {"X", info.X}, {"Y", info.Y}};
+  for (const auto& [name, value] : texts) {
+    drop_attr(file, name);
+    h5::write_attr_string(file, name, value);
+  }
+  for (const auto& [name, value] : numbers) {
+    drop_attr(file, name);
+    h5::write_attr_i64(file, name, value);
+  }
 }
 
 // Unique host names in rank order, one per line.

@@ -6,8 +6,6 @@ namespace zeropp {
 
 namespace {
 constexpr double kEps = 1e-5;
-// Columns per work item of the dweight/dbias reduction.
-constexpr int kChunk = 64;
 }  // namespace
 
 template <class T>
@@ -63,10 +61,8 @@ void layernorm_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout,
         for (int c = 0; c < C; ++c)
           dxr[c] += s * (w[c] * dyr[c] - dnorm_mean - (xr[c] - m) * s * dnorm_norm_mean);
       });
-  Kokkos::parallel_for(
-      "layernorm_backward_dparams", Range(0, (C + kChunk - 1) / kChunk), KOKKOS_LAMBDA(const int64_t chunk) {
-        const int c0 = int(chunk) * kChunk;
-        const int c1 = c0 + kChunk < C ? c0 + kChunk : C;
+  for_column_chunks(
+      "layernorm_backward_dparams", C, KOKKOS_LAMBDA(const int c0, const int c1) {
         for (int64_t n = 0; n < N; ++n) {
           const T* xr = x + n * C;
           const T* dyr = dy + n * C;

@@ -6,7 +6,6 @@ namespace zeropp {
 
 namespace {
 constexpr double kEps = 1e-5;
-constexpr int kChunk = 64;  // channels per dweight work item
 }  // namespace
 
 template <class T>
@@ -47,10 +46,8 @@ void rmsnorm_backward(Vec<T> dinp, Vec<T> dweight, CVec<T> dout, CVec<T> inp, CV
         T* dxr = dx + n * C;
         for (int c = 0; c < C; ++c) dxr[c] += r * (dyr[c] * w[c] - xr[c] * r * mean_dot);
       });
-  Kokkos::parallel_for(
-      "rmsnorm_backward_dweight", Range(0, (C + kChunk - 1) / kChunk), KOKKOS_LAMBDA(const int64_t chunk) {
-        const int c0 = int(chunk) * kChunk;
-        const int c1 = c0 + kChunk < C ? c0 + kChunk : C;
+  for_column_chunks(
+      "rmsnorm_backward_dweight", C, KOKKOS_LAMBDA(const int c0, const int c1) {
         for (int64_t n = 0; n < N; ++n)
           for (int c = c0; c < c1; ++c) dw[c] += dy[n * C + c] * x[n * C + c] * rs[n];
       });

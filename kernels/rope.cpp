@@ -24,60 +24,58 @@ KOKKOS_INLINE_FUNCTION void rotate_row(T* y, const T* x, int t, int C, int hs, T
 }
 }  // namespace
 
+namespace {
+// Every row of x rotated by sign·theta into y (added to y when acc).
 template <class T>
-void rope_forward(Vec<T> out, CVec<T> inp, int B, int Tn, int C, int NH) {
-  T* o = out.data();
-  const T* x = inp.data();
+void rope_rows(const char* name, T* y, const T* x, int B, int Tn, int C, int NH, T sign, bool acc) {
   const int hs = C / NH;
   Kokkos::parallel_for(
-      "rope_forward", Range(0, int64_t(B) * Tn), KOKKOS_LAMBDA(const int64_t bt) {
-        rotate_row(o + bt * 3 * C, x + bt * 3 * C, int(bt % Tn), C, hs, T(1), false);
+      name, Range(0, int64_t(B) * Tn), KOKKOS_LAMBDA(const int64_t bt) {
+        rotate_row(y + bt * 3 * C, x + bt * 3 * C, int(bt % Tn), C, hs, sign, acc);
       });
+}
+
+// The same in plain double arithmetic per element, the tests' reference.
+template <class T>
+void rope_rows_reference(Vec<T> y, CVec<T> x, int B, int Tn, int C, int NH, double sign, bool acc) {
+  const int hs = C / NH;
+  for (int64_t bt = 0; bt < int64_t(B) * Tn; ++bt) {
+    const double t = double(bt % Tn);
+    const int64_t row = bt * 3 * C;
+    for (int j = 0; j < 3 * C; j += 2) {
+      double a = x(row + j), b = x(row + j + 1);
+      if (j < 2 * C) {  // q and k rotate, v passes through
+        const double theta = t / std::pow(kBase, 2.0 * ((j % hs) / 2) / hs);
+        const double c = std::cos(theta), s = sign * std::sin(theta);
+        const double a0 = a;
+        a = a0 * c - b * s;
+        b = a0 * s + b * c;
+      }
+      y(row + j) = acc ? y(row + j) + T(a) : T(a);
+      y(row + j + 1) = acc ? y(row + j + 1) + T(b) : T(b);
+    }
+  }
+}
+}  // namespace
+
+template <class T>
+void rope_forward(Vec<T> out, CVec<T> inp, int B, int Tn, int C, int NH) {
+  rope_rows("rope_forward", out.data(), inp.data(), B, Tn, C, NH, T(1), false);
 }
 
 template <class T>
 void rope_backward(Vec<T> dinp, CVec<T> dout, int B, int Tn, int C, int NH) {
-  T* dx = dinp.data();
-  const T* dy = dout.data();
-  const int hs = C / NH;
-  Kokkos::parallel_for(
-      "rope_backward", Range(0, int64_t(B) * Tn), KOKKOS_LAMBDA(const int64_t bt) {
-        rotate_row(dx + bt * 3 * C, dy + bt * 3 * C, int(bt % Tn), C, hs, T(-1), true);
-      });
+  rope_rows("rope_backward", dinp.data(), dout.data(), B, Tn, C, NH, T(-1), true);
 }
 
 template <class T>
 void rope_forward_reference(Vec<T> out, CVec<T> inp, int B, int Tn, int C, int NH) {
-  const int hs = C / NH;
-  for (int64_t bt = 0; bt < int64_t(B) * Tn; ++bt) {
-    const double t = double(bt % Tn);
-    const int64_t row = bt * 3 * C;
-    for (int j = 0; j < 3 * C; ++j) out(row + j) = inp(row + j);
-    for (int j = 0; j < 2 * C; j += 2) {
-      const int i = (j % hs) / 2;
-      const double theta = t / std::pow(kBase, 2.0 * i / hs);
-      const double x0 = inp(row + j), x1 = inp(row + j + 1);
-      out(row + j) = T(x0 * std::cos(theta) - x1 * std::sin(theta));
-      out(row + j + 1) = T(x0 * std::sin(theta) + x1 * std::cos(theta));
-    }
-  }
+  rope_rows_reference(out, inp, B, Tn, C, NH, 1.0, false);
 }
 
 template <class T>
 void rope_backward_reference(Vec<T> dinp, CVec<T> dout, int B, int Tn, int C, int NH) {
-  const int hs = C / NH;
-  for (int64_t bt = 0; bt < int64_t(B) * Tn; ++bt) {
-    const double t = double(bt % Tn);
-    const int64_t row = bt * 3 * C;
-    for (int j = 2 * C; j < 3 * C; ++j) dinp(row + j) += dout(row + j);
-    for (int j = 0; j < 2 * C; j += 2) {
-      const int i = (j % hs) / 2;
-      const double theta = t / std::pow(kBase, 2.0 * i / hs);
-      const double d0 = dout(row + j), d1 = dout(row + j + 1);
-      dinp(row + j) += T(d0 * std::cos(theta) + d1 * std::sin(theta));
-      dinp(row + j + 1) += T(-d0 * std::sin(theta) + d1 * std::cos(theta));
-    }
-  }
+  rope_rows_reference(dinp, dout, B, Tn, C, NH, -1.0, true);
 }
 
 #define ZEROPP_INSTANTIATE_ROPE(T)                                              \

@@ -137,23 +137,17 @@ void Communicator::wait(Request& r) {
   counters_.seconds[size_t(kind)] += std::chrono::duration<double>(Clock::now() - entered).count();
 }
 
-Request Communicator::start_allgather(Group& g, const void* send, void* recv, int64_t count, DType dtype,
-                                      Purpose purpose, const std::string& label) {
-  Collective c{Kind::AllGather, purpose, label};
+Communicator::Collective Communicator::exchange(Kind kind, const void* send, void* recv, int64_t count,
+                                                DType dtype, Purpose purpose, const std::string& label) {
+  Collective c{kind, purpose, label};
   c.in = send;
   c.out = recv;
   c.bytes = bytes_of(dtype, count);
-  return start(g, c);
+  return c;
 }
 
-void Communicator::allgather(Group& g, const void* send, void* recv, int64_t count, DType dtype,
-                             Purpose purpose, const std::string& label) {
-  Request r = start_allgather(g, send, recv, count, dtype, purpose, label);
-  wait(r);
-}
-
-Request Communicator::start_reduce_scatter(Group& g, const float* in, float* out, int64_t n, DType wire,
-                                           Purpose purpose, const std::string& label) {
+Communicator::Collective Communicator::reduction(const float* in, float* out, int64_t n, DType wire,
+                                                 Purpose purpose, const std::string& label) {
   if (wire != DType::F32 && wire != DType::BF16)
     throw Error(std::string("communicator: reduce-scatter wire dtype must be f32 or bf16, got ") +
                 name_of(wire));
@@ -162,28 +156,38 @@ Request Communicator::start_reduce_scatter(Group& g, const float* in, float* out
   c.out = out;
   c.n = n;
   c.wire = wire;
-  return start(g, c);
+  return c;
 }
 
-void Communicator::reduce_scatter(Group& g, const float* in, float* out, int64_t n, DType wire,
-                                  Purpose purpose, const std::string& label) {
-  Request r = start_reduce_scatter(g, in, out, n, wire, purpose, label);
+void Communicator::run(Group& g, const Collective& c) {
+  Request r = start(g, c);
   wait(r);
 }
 
+Request Communicator::start_allgather(Group& g, const void* send, void* recv, int64_t count, DType dtype,
+                                      Purpose purpose, const std::string& label) {
+  return start(g, exchange(Kind::AllGather, send, recv, count, dtype, purpose, label));
+}
+Request Communicator::start_reduce_scatter(Group& g, const float* in, float* out, int64_t n, DType wire,
+                                           Purpose purpose, const std::string& label) {
+  return start(g, reduction(in, out, n, wire, purpose, label));
+}
 Request Communicator::start_alltoall(Group& g, const void* send, void* recv, int64_t count, DType dtype,
                                      Purpose purpose, const std::string& label) {
-  Collective c{Kind::AllToAll, purpose, label};
-  c.in = send;
-  c.out = recv;
-  c.bytes = bytes_of(dtype, count);
-  return start(g, c);
+  return start(g, exchange(Kind::AllToAll, send, recv, count, dtype, purpose, label));
 }
 
+void Communicator::allgather(Group& g, const void* send, void* recv, int64_t count, DType dtype,
+                             Purpose purpose, const std::string& label) {
+  run(g, exchange(Kind::AllGather, send, recv, count, dtype, purpose, label));
+}
+void Communicator::reduce_scatter(Group& g, const float* in, float* out, int64_t n, DType wire,
+                                  Purpose purpose, const std::string& label) {
+  run(g, reduction(in, out, n, wire, purpose, label));
+}
 void Communicator::alltoall(Group& g, const void* send, void* recv, int64_t count, DType dtype,
                             Purpose purpose, const std::string& label) {
-  Request r = start_alltoall(g, send, recv, count, dtype, purpose, label);
-  wait(r);
+  run(g, exchange(Kind::AllToAll, send, recv, count, dtype, purpose, label));
 }
 
 void Communicator::allreduce(Group& g, void* values, int64_t n, bool f64, Purpose purpose,
@@ -192,8 +196,7 @@ void Communicator::allreduce(Group& g, void* values, int64_t n, bool f64, Purpos
   c.out = values;
   c.n = n;
   c.f64 = f64;
-  Request r = start(g, c);
-  wait(r);
+  run(g, c);
 }
 
 void Communicator::allreduce_sum(Group& g, float* values, int64_t n, Purpose purpose,
@@ -214,8 +217,7 @@ void Communicator::broadcast(Group& g, void* data, int64_t bytes, int root, Purp
   c.out = data;
   c.bytes = bytes;
   c.root = root;
-  Request r = start(g, c);
-  wait(r);
+  run(g, c);
 }
 
 }  // namespace zeropp

@@ -117,25 +117,24 @@ class Communicator {
 
   // All-gather of `count` elements per member: member i's slice lands at
   // recv + i·bytes_of(dtype, count). send may alias its own place in recv.
-  Request start_allgather(Group& g, const void* send, void* recv, int64_t count, DType dtype, Purpose purpose,
-                          const std::string& label);
-  void allgather(Group& g, const void* send, void* recv, int64_t count, DType dtype, Purpose purpose,
-                 const std::string& label);
-
   // Reduce-scatter: in holds p·n fp32 values (block i for member i); out
   // receives the sum over members of this rank's block. wire is F32 or BF16.
   // in must stay untouched until completion; it is not modified. out may be
   // this rank's block of in.
-  Request start_reduce_scatter(Group& g, const float* in, float* out, int64_t n, DType wire, Purpose purpose,
-                               const std::string& label);
-  void reduce_scatter(Group& g, const float* in, float* out, int64_t n, DType wire, Purpose purpose,
-                      const std::string& label);
-
   // All-to-all: block i of send (count elements) goes to member i; block i of
   // recv comes from member i. Buffers must not overlap.
+  Request start_allgather(Group& g, const void* send, void* recv, int64_t count, DType dtype, Purpose purpose,
+                          const std::string& label);
+  Request start_reduce_scatter(Group& g, const float* in, float* out, int64_t n, DType wire, Purpose purpose,
+                               const std::string& label);
   Request start_alltoall(Group& g, const void* send, void* recv, int64_t count, DType dtype, Purpose purpose,
                          const std::string& label);
-  void alltoall(Group& g, const void* send, void* recv, int64_t count, DType dtype, Purpose purpose,
+  // The same, blocking: start_*() then wait(); arguments as above.
+  void allgather(Group&, const void* send, void* recv, int64_t count, DType, Purpose,
+                 const std::string& label);
+  void reduce_scatter(Group&, const float* in, float* out, int64_t n, DType wire, Purpose,
+                      const std::string& label);
+  void alltoall(Group&, const void* send, void* recv, int64_t count, DType, Purpose,
                 const std::string& label);
 
   // Sum of n small values over the group, identical bits on every member.
@@ -190,6 +189,12 @@ class Communicator {
 
  private:
   Request start(Group& g, const Collective& c);  // the fault injection, then post()
+  void run(Group& g, const Collective& c);       // start() then wait()
+  // All-gather and all-to-all: the same arguments, `kind` tells them apart.
+  static Collective exchange(Kind kind, const void* send, void* recv, int64_t count, DType dtype,
+                             Purpose purpose, const std::string& label);
+  static Collective reduction(const float* in, float* out, int64_t n, DType wire, Purpose purpose,
+                              const std::string& label);
   void allreduce(Group& g, void* values, int64_t n, bool f64, Purpose purpose, const std::string& label);
 
   int world_rank_;

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "kernels/common.hpp"
+#include "src/models/model.hpp"
 #include "src/models/param_layout.hpp"
 
 namespace zeropp::decoder {
@@ -40,6 +42,24 @@ inline bool keep_tokens(const Buf<int32_t>& tokens_out, const Buf<int32_t>& targ
   if (targets.size() == 0) return false;
   Kokkos::deep_copy(Unmanaged(targets_out.data(), BT), targets);
   return true;
+}
+
+// Unit u at its stretch of the backward: full weights, gradient buffer, parameters.
+template <class T>
+struct BackwardUnit {
+  CVec<T> w;
+  Vec<T> g;
+  const std::vector<ParamSpec>& ps;
+};
+template <class T>
+BackwardUnit<T> acquire_for_backward(UnitSource<T>& src, const ParamLayout& layout, int u) {
+  return {src.acquire(u), src.grad(u), layout.units[size_t(u)].params};
+}
+// Unit u's gradient is complete and its weights are no longer needed.
+template <class T>
+void finish_backward(UnitSource<T>& src, int u) {
+  src.grad_done(u);
+  src.release(u);
 }
 
 // Mean of losses[0 .. BT).

@@ -1,6 +1,7 @@
 #include "src/models/model.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "src/base/errors.hpp"
 #include "src/models/gpt2/gpt2.hpp"
@@ -44,6 +45,19 @@ const Family& family(const ModelConfig& m) {
 
 bool ModelDescription::shared(int unit) const {
   return std::find(shared_units.begin(), shared_units.end(), unit) != shared_units.end();
+}
+
+ModelDescription decoder_description(const std::string& family, const ModelConfig& m, ParamLayout layout) {
+  ModelDescription d;
+  d.family = family;
+  d.layout = std::move(layout);
+  d.identity = {{"family", family},
+                {"vocab_size", std::to_string(m.vocab_size)},
+                {"max_seq_len", std::to_string(m.max_seq_len)},
+                {"n_layer", std::to_string(m.n_layer)},
+                {"n_head", std::to_string(m.n_head)},
+                {"n_embd", std::to_string(m.n_embd)}};
+  return d;
 }
 
 std::string identity_differences(const ModelDescription& was, const ModelDescription& now) {

@@ -55,6 +55,19 @@ struct ModelDescription {
 // "n_layer: 4 -> 6; family: gpt2 -> llama" for what differs ("" when nothing).
 std::string identity_differences(const ModelDescription& was, const ModelDescription& now);
 
+// A decoder family's description: its name, layout and the identity keys
+// every decoder has (family, vocab_size, max_seq_len, n_layer, n_head,
+// n_embd); the family adds its own keys and shared units.
+ModelDescription decoder_description(const std::string& family, const ModelConfig& m, ParamLayout layout);
+
+// The unit numbers the decoder families share: the embeddings, one unit per
+// block, then the final norm (each family's layout header says what follows).
+namespace decoder_units {
+constexpr int kEmbeddings = 0;
+inline int block_unit(int layer) { return 1 + layer; }
+inline int final_norm_unit(const ModelConfig& m) { return m.n_layer + 1; }
+}  // namespace decoder_units
+
 template <class T>
 class Model {
  public:

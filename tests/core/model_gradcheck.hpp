@@ -11,6 +11,17 @@
 
 namespace zeropp::test {
 
+// A model small enough for finite differences in double: V=11, T=6, 2 layers, 2 heads, C=8.
+inline ModelConfig tiny_model_config() {
+  ModelConfig m;
+  m.vocab_size = 11;
+  m.max_seq_len = 6;
+  m.n_layer = 2;
+  m.n_head = 2;
+  m.n_embd = 8;
+  return m;
+}
+
 // Tokens and targets are drawn from 0 .. V-1.
 inline void check_model_gradient(Model<double>& model, int V, int B, int T) {
   FullWeights<double> src(model, 7);

@@ -17,13 +17,8 @@ using namespace zeropp::test;
 
 namespace {
 ModelConfig tiny_llama_model() {
-  ModelConfig m;
+  ModelConfig m = tiny_model_config();
   m.family = "llama";
-  m.vocab_size = 11;
-  m.max_seq_len = 6;
-  m.n_layer = 2;
-  m.n_head = 2;
-  m.n_embd = 8;
   m.ffn_hidden = 12;
   return m;
 }

@@ -10,25 +10,13 @@
 using namespace zeropp;
 using test::FullWeights;
 
-namespace {
-ModelConfig tiny_model() {
-  ModelConfig m;
-  m.vocab_size = 11;
-  m.max_seq_len = 6;
-  m.n_layer = 2;
-  m.n_head = 2;
-  m.n_embd = 8;
-  return m;
-}
-}  // namespace
-
 TEST_CASE("whole-model gradient matches central differences in double", "[model]") {
-  GPT<double> model(tiny_model(), 2, 5);
-  test::check_model_gradient(model, tiny_model().vocab_size, 2, 5);
+  GPT<double> model(test::tiny_model_config(), 2, 5);
+  test::check_model_gradient(model, test::tiny_model_config().vocab_size, 2, 5);
 }
 
 TEST_CASE("the model acquires units in its published schedule and completes every gradient once", "[model]") {
-  const ModelConfig cfg = tiny_model();
+  const ModelConfig cfg = test::tiny_model_config();
   GPT<double> model(cfg, 1, 4);
   FullWeights<double> src(model, 1);
   Buf<int32_t> tok("tok", 4);
@@ -45,7 +33,7 @@ TEST_CASE("the model acquires units in its published schedule and completes ever
 }
 
 TEST_CASE("initialisation follows GPT-2 and does not depend on how a unit is split", "[model]") {
-  ModelConfig cfg = tiny_model();
+  ModelConfig cfg = test::tiny_model_config();
   cfg.n_embd = 64;
   cfg.n_layer = 8;
   const GPT<float> model(cfg, 1, 1);

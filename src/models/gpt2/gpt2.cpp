@@ -26,30 +26,22 @@ enum BlockParam { LN1W, LN1B, ATTNW, ATTNB, APROJW, APROJB, LN2W, LN2B, FCW, FCB
 // Bmax×Tmax; a pass over B×Tn tokens uses the leading part of each buffer.
 template <class T>
 struct GPT<T>::Acts {
-  Buf<int32_t> tokens, targets;
   Buf<T> encoded;                                    // [B,T,C] residual stream into h.0
   std::vector<Buf<T>> ln1, ln1_mean, ln1_rstd, qkv;  // per layer
   std::vector<Buf<T>> atty, att, res2, ln2, ln2_mean, ln2_rstd, fch, fch_gelu, res3;
-  Buf<T> preatt, scratchC;                         // forward scratch
-  Buf<T> lnf, lnf_mean, lnf_rstd, logits, losses;  // logits [B,T,V] become probs
+  Buf<T> preatt, scratchC;  // forward scratch
+  Buf<T> lnf, lnf_mean, lnf_rstd;
   // backward scratch
   Buf<T> dres_a, dres_b, dres2, dfcproj, dln2, dattproj, datty, dln1, dlnf, dqkv, dfch, dgelu, dpreatt, datt;
 };
 
 template <class T>
 GPT<T>::GPT(const ModelConfig& cfg, int B, int Tmax)
-    : cfg_(cfg),
-      desc_(gpt2_description(cfg)),
-      layout_(desc_.layout),
-      Bmax_(B),
-      Tmax_(Tmax),
-      a_(std::make_unique<Acts>()) {
-  const int64_t BT = int64_t(B) * Tmax, C = cfg.n_embd, V = cfg.vocab_size, NH = cfg.n_head;
+    : Decoder<T>(cfg, gpt2_description(cfg), B, Tmax), Bmax_(B), Tmax_(Tmax), a_(std::make_unique<Acts>()) {
+  const int64_t BT = int64_t(B) * Tmax, C = cfg.n_embd, NH = cfg.n_head;
   const int64_t att = int64_t(B) * NH * Tmax * Tmax;
   auto buf = [](const char* name, int64_t n) { return Buf<T>(std::string(name), size_t(n)); };
   auto& a = *a_;
-  a.tokens = Buf<int32_t>("tokens", BT);
-  a.targets = Buf<int32_t>("targets", BT);
   a.encoded = buf("encoded", BT * C);
   for (int l = 0; l < cfg.n_layer; ++l) {
     a.ln1.push_back(buf("ln1", BT * C));
@@ -71,8 +63,6 @@ GPT<T>::GPT(const ModelConfig& cfg, int B, int Tmax)
   a.lnf = buf("lnf", BT * C);
   a.lnf_mean = buf("lnf_mean", BT);
   a.lnf_rstd = buf("lnf_rstd", BT);
-  a.logits = buf("logits", BT * V);
-  a.losses = buf("losses", BT);
   for (Buf<T>* b :
        {&a.dres_a, &a.dres_b, &a.dres2, &a.dfcproj, &a.dln2, &a.dattproj, &a.datty, &a.dln1, &a.dlnf})
     *b = buf("dC", BT * C);
@@ -93,12 +83,11 @@ int64_t GPT<T>::activation_bytes() const {
   for (const auto* layer : {&a.ln1, &a.ln1_mean, &a.ln1_rstd, &a.qkv, &a.atty, &a.att, &a.res2, &a.ln2,
                             &a.ln2_mean, &a.ln2_rstd, &a.fch, &a.fch_gelu, &a.res3})
     for (const Buf<T>& b : *layer) n += int64_t(b.size());
-  for (const Buf<T>* b :
-       {&a.encoded, &a.preatt, &a.scratchC, &a.lnf,     &a.lnf_mean, &a.lnf_rstd, &a.logits, &a.losses,
-        &a.dres_a,  &a.dres_b, &a.dres2,    &a.dfcproj, &a.dln2,     &a.dattproj, &a.datty,  &a.dln1,
-        &a.dlnf,    &a.dqkv,   &a.dfch,     &a.dgelu,   &a.dpreatt,  &a.datt})
+  for (const Buf<T>* b : {&a.encoded, &a.preatt, &a.scratchC, &a.lnf,   &a.lnf_mean, &a.lnf_rstd, &a.dres_a,
+                          &a.dres_b,  &a.dres2,  &a.dfcproj,  &a.dln2,  &a.dattproj, &a.datty,    &a.dln1,
+                          &a.dlnf,    &a.dqkv,   &a.dfch,     &a.dgelu, &a.dpreatt,  &a.datt})
     n += int64_t(b->size());
-  return n * int64_t(sizeof(T)) + int64_t((a.tokens.size() + a.targets.size()) * sizeof(int32_t));
+  return n * int64_t(sizeof(T)) + this->own_bytes();
 }
 
 template <class T>
@@ -117,15 +106,13 @@ std::vector<int> GPT<T>::unit_schedule(Pass pass) const {
 
 template <class T>
 double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int Tn, UnitSource<T>& src) {
-  const int C = cfg_.n_embd, V = cfg_.vocab_size, NH = cfg_.n_head, L = cfg_.n_layer;
+  const int C = cfg_.n_embd, NH = cfg_.n_head, L = cfg_.n_layer;
   const int64_t BT = int64_t(B) * Tn, nC = BT * C;
   const int64_t natt = int64_t(B) * NH * Tn * Tn;
   auto& a = *a_;
-  B_ = B;
-  Tn_ = Tn;
-  const bool with_targets = keep_tokens(a.tokens, a.targets, tokens, targets, BT);
+  const bool with_targets = this->begin_forward(tokens, targets, B, Tn);
 
-  const CVec<int32_t> tok(a.tokens.data(), BT);
+  const CVec<int32_t> tok(this->tokens_.data(), BT);
 
   // embeddings
   const int emb = gpt2::kEmbeddings;
@@ -170,17 +157,7 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
     src.release(u);
   }
   // tied LM head and loss
-  {
-    CVec<T> w = src.acquire(emb);
-    const auto& wte = layout_.units[emb].params[0];
-    const Vec<T> logits = at(a.logits, 0, BT * V);
-    matmul_forward<T>(logits, at(a.lnf, 0, nC), P(w, wte), CVec<T>(), int(BT), C, V, Trans::T, this->prec_);
-    src.release(emb);
-    softmax_crossentropy_forward<T>(logits, at(a.losses, 0, BT), logits,
-                                    with_targets ? CVec<int32_t>(a.targets.data(), BT) : CVec<int32_t>(),
-                                    int(BT), V);
-  }
-  return with_targets ? mean_loss(a.losses, BT) : 0.0;
+  return this->head_and_loss(src, emb, at(a.lnf, 0, nC), with_targets);
 }
 
 template <class T>
@@ -190,18 +167,17 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
   const int64_t BT = int64_t(B) * Tn, nC = BT * C;
   const int64_t natt = int64_t(B) * NH * Tn * Tn;
   auto& a = *a_;
-  const CVec<int32_t> tok(a.tokens.data(), BT), tgt(a.targets.data(), BT);
+  const CVec<int32_t> tok(this->tokens_.data(), BT), tgt(this->targets_.data(), BT);
 
   // LM head: dlogits overwrite the probabilities in place.
   const int emb = gpt2::kEmbeddings;
-  const Vec<T> dlogits = at(a.logits, 0, BT * V);
+  const Vec<T> dlogits = at(this->logits_, 0, BT * V);
   softmax_crossentropy_backward<T>(dlogits, dlogits, tgt, dloss, int(BT), V);
   const Vec<T> dlnf = at(a.dlnf, 0, nC);
   zero(dlnf);
   {
-    CVec<T> w = src.acquire(emb);
-    const Vec<T> g = src.grad(emb);
-    const auto& wte = layout_.units[emb].params[0];
+    const auto [w, g, ps] = acquire_for_backward(src, layout_, emb);
+    const auto& wte = ps[0];
     matmul_backward<T>(dlnf, G(g, wte), Vec<T>(), dlogits, at(a.lnf, 0, nC), P(w, wte), int(BT), C, V,
                        Trans::T, this->prec_);
     src.release(emb);
@@ -211,13 +187,10 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
   zero(dout);
   {
     const int u = gpt2::final_norm_unit(cfg_);
-    CVec<T> w = src.acquire(u);
-    const Vec<T> g = src.grad(u);
-    const auto& ps = layout_.units[u].params;
+    const auto [w, g, ps] = acquire_for_backward(src, layout_, u);
     layernorm_backward<T>(dout, G(g, ps[0]), G(g, ps[1]), dlnf, at(a.res3[L - 1], 0, nC), P(w, ps[0]),
                           at(a.lnf_mean, 0, BT), at(a.lnf_rstd, 0, BT), int(BT), C);
-    src.grad_done(u);
-    src.release(u);
+    finish_backward(src, u);
   }
   // blocks in reverse
   const Vec<T> dres2 = at(a.dres2, 0, nC), dfcproj = at(a.dfcproj, 0, nC), dln2 = at(a.dln2, 0, nC);
@@ -225,9 +198,7 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
   const Vec<T> dqkv = at(a.dqkv, 0, 3 * nC), dfch = at(a.dfch, 0, 4 * nC), dgelu = at(a.dgelu, 0, 4 * nC);
   for (int l = L - 1; l >= 0; --l) {
     const int u = gpt2::block_unit(l);
-    CVec<T> w = src.acquire(u);
-    const Vec<T> g = src.grad(u);
-    const auto& ps = layout_.units[u].params;
+    const auto [w, g, ps] = acquire_for_backward(src, layout_, u);
     const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
     for (const Vec<T>& v : {din, dres2, dfcproj, dln2, dattproj, datty, dln1, dqkv, dfch, dgelu}) zero(v);
     residual_backward<T>(dres2, dfcproj, dout, nC);
@@ -247,8 +218,7 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
                        int(BT), C, 3 * C, Trans::N, this->prec_);
     layernorm_backward<T>(din, G(g, ps[LN1W]), G(g, ps[LN1B]), dln1, x, P(w, ps[LN1W]),
                           at(a.ln1_mean[l], 0, BT), at(a.ln1_rstd[l], 0, BT), int(BT), C);
-    src.grad_done(u);
-    src.release(u);
+    finish_backward(src, u);
     std::swap(din, dout);  // this block's input gradient is the next one's output gradient
   }
   // embeddings: wte gets its second contribution, then the unit is complete.
@@ -258,17 +228,6 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
     encoder_backward<T>(G(g, ps[0]), G(g, ps[1]), dout, tok, B, Tn, C);
     src.grad_done(emb);
   }
-}
-
-template <class T>
-CVec<T> GPT<T>::probs() const {
-  return CVec<T>(a_->logits.data(), int64_t(B_) * Tn_ * cfg_.vocab_size);
-}
-
-template <class T>
-void GPT<T>::init_unit(int unit, uint64_t seed, int64_t begin, int64_t end, T* out) const {
-  init_elements(layout_.units[size_t(unit)], unit, seed, 0.02, 0.02 / std::sqrt(2.0 * cfg_.n_layer), begin,
-                end, out);
 }
 
 template class GPT<float>;

@@ -19,37 +19,30 @@
 #include <vector>
 
 #include "kernels/common.hpp"
+#include "src/models/decoder.hpp"
 #include "src/models/gpt2/gpt2_layout.hpp"
-#include "src/models/model.hpp"
 
 namespace zeropp {
 
 template <class T>
-class GPT final : public Model<T> {
+class GPT final : public Decoder<T> {
  public:
   // Activations are allocated for up to B sequences of up to Tmax tokens.
   GPT(const ModelConfig& cfg, int B, int Tmax);
   ~GPT() override;
-  GPT(const GPT&) = delete;
-  GPT& operator=(const GPT&) = delete;
 
-  const ModelDescription& describe() const override { return desc_; }
   std::vector<int> unit_schedule(Pass pass) const override;
   double forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int Tn, UnitSource<T>& src) override;
   void backward(T dloss, UnitSource<T>& src) override;
-  CVec<T> probs() const override;
   int64_t activation_bytes() const override;
-  // N(0, 0.02), residual projections N(0, 0.02/sqrt(2L)), zero biases, unit
-  // LayerNorm gains.
-  void init_unit(int unit, uint64_t seed, int64_t begin, int64_t end, T* out) const override;
 
  private:
   struct Acts;
-  ModelConfig cfg_;
-  ModelDescription desc_;
-  const ParamLayout& layout_;
+  using Decoder<T>::cfg_;
+  using Decoder<T>::layout_;
+  using Decoder<T>::B_;
+  using Decoder<T>::Tn_;
   int Bmax_, Tmax_;
-  int B_ = 0, Tn_ = 0;
   std::unique_ptr<Acts> a_;
 };
 

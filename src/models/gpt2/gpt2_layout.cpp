@@ -37,16 +37,8 @@ ParamLayout gpt2_layout(const ModelConfig& m) {
 }
 
 ModelDescription gpt2_description(const ModelConfig& m) {
-  ModelDescription d;
-  d.family = "gpt2";
-  d.layout = gpt2_layout(m);
+  ModelDescription d = decoder_description("gpt2", m, gpt2_layout(m));
   d.shared_units = {gpt2::kEmbeddings};  // wte is also the LM head
-  d.identity = {{"family", "gpt2"},
-                {"vocab_size", std::to_string(m.vocab_size)},
-                {"max_seq_len", std::to_string(m.max_seq_len)},
-                {"n_layer", std::to_string(m.n_layer)},
-                {"n_head", std::to_string(m.n_head)},
-                {"n_embd", std::to_string(m.n_embd)}};
   return d;
 }
 

@@ -14,9 +14,7 @@ ParamLayout gpt2_layout(const ModelConfig& m);
 ModelDescription gpt2_description(const ModelConfig& m);
 
 namespace gpt2 {
-constexpr int kEmbeddings = 0;
-inline int block_unit(int layer) { return 1 + layer; }
-inline int final_norm_unit(const ModelConfig& m) { return m.n_layer + 1; }
+using namespace decoder_units;  // kEmbeddings, block_unit, final_norm_unit
 }  // namespace gpt2
 
 // What GPT<float>(m, B, T).activation_bytes() reports.

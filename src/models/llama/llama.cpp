@@ -27,10 +27,9 @@ enum BlockParam { ATTN_NORM, WQKV, WO, FFN_NORM, W13, W2 };
 // Bmax×Tmax; a pass over B×Tn tokens uses the leading part of each buffer.
 template <class T>
 struct Llama<T>::Acts {
-  Buf<int32_t> tokens, targets;
   Buf<T> encoded;  // [B,T,C] residual stream into layers.0
   std::vector<Buf<T>> xn1, rstd1, qkv, qkvr, atty, att, res2, xn2, rstd2, h, g, res3;  // per layer
-  Buf<T> preatt, scratchC, xnf, rstdf, logits, losses;
+  Buf<T> preatt, scratchC, xnf, rstdf;
   // backward scratch
   Buf<T> dres_a, dres_b, dres2, dmlp, dxn2, dattproj, datty, dxn1, dxnf, dqkv, dqkvr, dh, dg, dpreatt, datt;
 
@@ -39,8 +38,8 @@ struct Llama<T>::Acts {
     for (const auto* layer : {&xn1, &rstd1, &qkv, &qkvr, &atty, &att, &res2, &xn2, &rstd2, &h, &g, &res3})
       for (const Buf<T>& b : *layer) v.push_back(&b);
     for (const Buf<T>* b :
-         {&encoded, &preatt,   &scratchC, &xnf,  &rstdf, &logits, &losses, &dres_a, &dres_b, &dres2,   &dmlp,
-          &dxn2,    &dattproj, &datty,    &dxn1, &dxnf,  &dqkv,   &dqkvr,  &dh,     &dg,     &dpreatt, &datt})
+         {&encoded,  &preatt, &scratchC, &xnf,  &rstdf, &dres_a, &dres_b, &dres2, &dmlp,    &dxn2,
+          &dattproj, &datty,  &dxn1,     &dxnf, &dqkv,  &dqkvr,  &dh,     &dg,    &dpreatt, &datt})
       v.push_back(b);
     return v;
   }
@@ -48,17 +47,13 @@ struct Llama<T>::Acts {
 
 template <class T>
 Llama<T>::Llama(const ModelConfig& cfg, int B, int Tmax)
-    : cfg_(cfg),
-      desc_(llama_description(cfg)),
-      layout_(desc_.layout),
+    : Decoder<T>(cfg, llama_description(cfg), B, Tmax),
       F_(llama::ffn_hidden(cfg)),
       a_(std::make_unique<Acts>()) {
-  const int64_t BT = int64_t(B) * Tmax, C = cfg.n_embd, V = cfg.vocab_size, NH = cfg.n_head, F = F_;
+  const int64_t BT = int64_t(B) * Tmax, C = cfg.n_embd, NH = cfg.n_head, F = F_;
   const int64_t att = int64_t(B) * NH * Tmax * Tmax;
   auto buf = [](const char* name, int64_t n) { return Buf<T>(std::string(name), size_t(n)); };
   auto& a = *a_;
-  a.tokens = Buf<int32_t>("tokens", BT);
-  a.targets = Buf<int32_t>("targets", BT);
   a.encoded = buf("encoded", BT * C);
   for (int l = 0; l < cfg.n_layer; ++l) {
     a.xn1.push_back(buf("xn1", BT * C));
@@ -78,8 +73,6 @@ Llama<T>::Llama(const ModelConfig& cfg, int B, int Tmax)
   a.scratchC = buf("scratchC", BT * C);
   a.xnf = buf("xnf", BT * C);
   a.rstdf = buf("rstdf", BT);
-  a.logits = buf("logits", BT * V);
-  a.losses = buf("losses", BT);
   for (Buf<T>* b :
        {&a.dres_a, &a.dres_b, &a.dres2, &a.dmlp, &a.dxn2, &a.dattproj, &a.datty, &a.dxn1, &a.dxnf})
     *b = buf("dC", BT * C);
@@ -98,7 +91,7 @@ template <class T>
 int64_t Llama<T>::activation_bytes() const {
   int64_t n = 0;
   for (const Buf<T>* b : a_->all()) n += int64_t(b->size());
-  return n * int64_t(sizeof(T)) + int64_t((a_->tokens.size() + a_->targets.size()) * sizeof(int32_t));
+  return n * int64_t(sizeof(T)) + this->own_bytes();
 }
 
 template <class T>
@@ -114,14 +107,12 @@ std::vector<int> Llama<T>::unit_schedule(Pass pass) const {
 
 template <class T>
 double Llama<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int Tn, UnitSource<T>& src) {
-  const int C = cfg_.n_embd, V = cfg_.vocab_size, NH = cfg_.n_head, L = cfg_.n_layer, F = F_;
+  const int C = cfg_.n_embd, NH = cfg_.n_head, L = cfg_.n_layer, F = F_;
   const int64_t BT = int64_t(B) * Tn, nC = BT * C, nF = BT * F;
   const int64_t natt = int64_t(B) * NH * Tn * Tn;
   auto& a = *a_;
-  B_ = B;
-  Tn_ = Tn;
-  const bool with_targets = keep_tokens(a.tokens, a.targets, tokens, targets, BT);
-  const CVec<int32_t> tok(a.tokens.data(), BT);
+  const bool with_targets = this->begin_forward(tokens, targets, B, Tn);
+  const CVec<int32_t> tok(this->tokens_.data(), BT);
   {
     const int u = llama::kEmbeddings;
     CVec<T> w = src.acquire(u);
@@ -159,18 +150,7 @@ double Llama<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int
                        P(w, layout_.units[size_t(u)].params[0]), int(BT), C);
     src.release(u);
   }
-  {
-    const int u = llama::head_unit(cfg_);
-    CVec<T> w = src.acquire(u);
-    const Vec<T> logits = at(a.logits, 0, BT * V);
-    matmul_forward<T>(logits, at(a.xnf, 0, nC), P(w, layout_.units[size_t(u)].params[0]), CVec<T>(), int(BT),
-                      C, V, Trans::T, this->prec_);
-    src.release(u);
-    softmax_crossentropy_forward<T>(logits, at(a.losses, 0, BT), logits,
-                                    with_targets ? CVec<int32_t>(a.targets.data(), BT) : CVec<int32_t>(),
-                                    int(BT), V);
-  }
-  return with_targets ? mean_loss(a.losses, BT) : 0.0;
+  return this->head_and_loss(src, llama::head_unit(cfg_), at(a.xnf, 0, nC), with_targets);
 }
 
 template <class T>
@@ -180,34 +160,30 @@ void Llama<T>::backward(T dloss, UnitSource<T>& src) {
   const int64_t BT = int64_t(B) * Tn, nC = BT * C, nF = BT * F;
   const int64_t natt = int64_t(B) * NH * Tn * Tn;
   auto& a = *a_;
-  const CVec<int32_t> tok(a.tokens.data(), BT), tgt(a.targets.data(), BT);
+  const CVec<int32_t> tok(this->tokens_.data(), BT), tgt(this->targets_.data(), BT);
 
   // head: dlogits overwrite the probabilities in place
-  const Vec<T> dlogits = at(a.logits, 0, BT * V);
+  const Vec<T> dlogits = at(this->logits_, 0, BT * V);
   softmax_crossentropy_backward<T>(dlogits, dlogits, tgt, dloss, int(BT), V);
   const Vec<T> dxnf = at(a.dxnf, 0, nC);
   zero(dxnf);
   {
     const int u = llama::head_unit(cfg_);
-    CVec<T> w = src.acquire(u);
-    const Vec<T> g = src.grad(u);
-    const auto& wo = layout_.units[size_t(u)].params[0];
+    const auto [w, g, ps] = acquire_for_backward(src, layout_, u);
+    const auto& wo = ps[0];
     matmul_backward<T>(dxnf, G(g, wo), Vec<T>(), dlogits, at(a.xnf, 0, nC), P(w, wo), int(BT), C, V, Trans::T,
                        this->prec_);
-    src.grad_done(u);
-    src.release(u);
+    finish_backward(src, u);
   }
   Vec<T> dout = at(a.dres_a, 0, nC), din = at(a.dres_b, 0, nC);
   zero(dout);
   {
     const int u = llama::final_norm_unit(cfg_);
-    CVec<T> w = src.acquire(u);
-    const Vec<T> g = src.grad(u);
-    const auto& p = layout_.units[size_t(u)].params[0];
+    const auto [w, g, ps] = acquire_for_backward(src, layout_, u);
+    const auto& p = ps[0];
     rmsnorm_backward<T>(dout, G(g, p), dxnf, at(a.res3[L - 1], 0, nC), P(w, p), at(a.rstdf, 0, BT), int(BT),
                         C);
-    src.grad_done(u);
-    src.release(u);
+    finish_backward(src, u);
   }
   const Vec<T> dres2 = at(a.dres2, 0, nC), dmlp = at(a.dmlp, 0, nC), dxn2 = at(a.dxn2, 0, nC);
   const Vec<T> dattproj = at(a.dattproj, 0, nC), datty = at(a.datty, 0, nC), dxn1 = at(a.dxn1, 0, nC);
@@ -215,9 +191,7 @@ void Llama<T>::backward(T dloss, UnitSource<T>& src) {
   const Vec<T> dh = at(a.dh, 0, 2 * nF), dg = at(a.dg, 0, nF);
   for (int l = L - 1; l >= 0; --l) {
     const int u = llama::block_unit(l);
-    CVec<T> w = src.acquire(u);
-    const Vec<T> g = src.grad(u);
-    const auto& ps = layout_.units[size_t(u)].params;
+    const auto [w, g, ps] = acquire_for_backward(src, layout_, u);
     const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
     for (const Vec<T>& v : {din, dres2, dmlp, dxn2, dattproj, datty, dxn1, dqkv, dqkvr, dh, dg}) zero(v);
     residual_backward<T>(dres2, dmlp, dout, nC);
@@ -238,8 +212,7 @@ void Llama<T>::backward(T dloss, UnitSource<T>& src) {
                        3 * C, Trans::N, this->prec_);
     rmsnorm_backward<T>(din, G(g, ps[ATTN_NORM]), dxn1, x, P(w, ps[ATTN_NORM]), at(a.rstd1[l], 0, BT),
                         int(BT), C);
-    src.grad_done(u);
-    src.release(u);
+    finish_backward(src, u);
     std::swap(din, dout);  // this block's input gradient is the next one's output gradient
   }
   {
@@ -248,17 +221,6 @@ void Llama<T>::backward(T dloss, UnitSource<T>& src) {
     encoder_backward<T>(G(g, layout_.units[size_t(u)].params[0]), Vec<T>(), dout, tok, B, Tn, C);
     src.grad_done(u);
   }
-}
-
-template <class T>
-CVec<T> Llama<T>::probs() const {
-  return CVec<T>(a_->logits.data(), int64_t(B_) * Tn_ * cfg_.vocab_size);
-}
-
-template <class T>
-void Llama<T>::init_unit(int unit, uint64_t seed, int64_t begin, int64_t end, T* out) const {
-  init_elements(layout_.units[size_t(unit)], unit, seed, 0.02, 0.02 / std::sqrt(2.0 * cfg_.n_layer), begin,
-                end, out);
 }
 
 template class Llama<float>;

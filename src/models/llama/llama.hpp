@@ -14,37 +14,30 @@
 #include <vector>
 
 #include "kernels/common.hpp"
+#include "src/models/decoder.hpp"
 #include "src/models/llama/llama_layout.hpp"
-#include "src/models/model.hpp"
 
 namespace zeropp {
 
 template <class T>
-class Llama final : public Model<T> {
+class Llama final : public Decoder<T> {
  public:
   // Activations are allocated for up to B sequences of up to Tmax tokens.
   Llama(const ModelConfig& cfg, int B, int Tmax);
   ~Llama() override;
-  Llama(const Llama&) = delete;
-  Llama& operator=(const Llama&) = delete;
 
-  const ModelDescription& describe() const override { return desc_; }
   std::vector<int> unit_schedule(Pass pass) const override;
   double forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int Tn, UnitSource<T>& src) override;
   void backward(T dloss, UnitSource<T>& src) override;
-  CVec<T> probs() const override;
   int64_t activation_bytes() const override;
-  // N(0, 0.02), the output and down projections N(0, 0.02/sqrt(2L)), unit
-  // RMSNorm gains.
-  void init_unit(int unit, uint64_t seed, int64_t begin, int64_t end, T* out) const override;
 
  private:
   struct Acts;
-  ModelConfig cfg_;
-  ModelDescription desc_;
-  const ParamLayout& layout_;
+  using Decoder<T>::cfg_;
+  using Decoder<T>::layout_;
+  using Decoder<T>::B_;
+  using Decoder<T>::Tn_;
   int F_;  // SwiGLU hidden size
-  int B_ = 0, Tn_ = 0;
   std::unique_ptr<Acts> a_;
 };
 

@@ -32,16 +32,8 @@ ParamLayout llama_layout(const ModelConfig& m) {
 }
 
 ModelDescription llama_description(const ModelConfig& m) {
-  ModelDescription d;
-  d.family = "llama";
-  d.layout = llama_layout(m);
-  d.identity = {{"family", "llama"},
-                {"vocab_size", std::to_string(m.vocab_size)},
-                {"max_seq_len", std::to_string(m.max_seq_len)},
-                {"n_layer", std::to_string(m.n_layer)},
-                {"n_head", std::to_string(m.n_head)},
-                {"n_embd", std::to_string(m.n_embd)},
-                {"ffn_hidden", std::to_string(llama::ffn_hidden(m))}};
+  ModelDescription d = decoder_description("llama", m, llama_layout(m));
+  d.identity.emplace_back("ffn_hidden", std::to_string(llama::ffn_hidden(m)));
   return d;
 }
 

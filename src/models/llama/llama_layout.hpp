@@ -16,9 +16,7 @@ ParamLayout llama_layout(const ModelConfig& m);
 ModelDescription llama_description(const ModelConfig& m);
 
 namespace llama {
-constexpr int kEmbeddings = 0;
-inline int block_unit(int layer) { return 1 + layer; }
-inline int final_norm_unit(const ModelConfig& m) { return m.n_layer + 1; }
+using namespace decoder_units;  // kEmbeddings, block_unit, final_norm_unit
 inline int head_unit(const ModelConfig& m) { return m.n_layer + 2; }
 // The SwiGLU hidden size F.
 inline int ffn_hidden(const ModelConfig& m) { return m.ffn_hidden > 0 ? m.ffn_hidden : 4 * m.n_embd; }
