@@ -36,31 +36,35 @@ const char* toml_type_phrase(const toml::node& n) {
 
 }  // namespace
 
+// Values are built in place: moving a KeyValue temporary into the optional
+// makes GCC 12 (-O1 with sanitizers) warn, falsely, of an uninitialized vector.
 std::optional<KeyValue> value_from_toml(KeyType t, const toml::node& n) {
   switch (t) {
     case KeyType::Int:
     case KeyType::Int64:
-      if (n.is_integer()) return KeyValue(*n.value<int64_t>());
+      if (n.is_integer()) return std::optional<KeyValue>(std::in_place, *n.value<int64_t>());
       break;
     case KeyType::Float:
-      if (n.is_floating_point() || n.is_integer()) return KeyValue(*n.value<double>());
+      if (n.is_floating_point() || n.is_integer())
+        return std::optional<KeyValue>(std::in_place, *n.value<double>());
       break;
     case KeyType::Bool:
-      if (n.is_boolean()) return KeyValue(*n.value<bool>());
+      if (n.is_boolean()) return std::optional<KeyValue>(std::in_place, *n.value<bool>());
       break;
     case KeyType::String:
-      if (n.is_string()) return KeyValue(*n.value<std::string>());
+      if (n.is_string()) return std::optional<KeyValue>(std::in_place, *n.value<std::string>());
       break;
     case KeyType::StringList: {
       if (n.is_string()) {  // one entry; "" is the empty list, as on the command line
         const std::string one = *n.value<std::string>();
-        return KeyValue(one.empty() ? std::vector<std::string>{} : std::vector<std::string>{one});
+        return std::optional<KeyValue>(
+            std::in_place, one.empty() ? std::vector<std::string>{} : std::vector<std::string>{one});
       }
       const auto* a = n.as_array();
       if (!a || !(a->empty() || a->is_homogeneous(toml::node_type::string))) break;
       std::vector<std::string> items;
       for (const auto& e : *a) items.push_back(*e.value<std::string>());
-      return KeyValue(items);
+      return std::optional<KeyValue>(std::in_place, items);
     }
   }
   return std::nullopt;
