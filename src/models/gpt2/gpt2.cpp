@@ -37,7 +37,7 @@ struct GPT<T>::Acts {
 
 template <class T>
 GPT<T>::GPT(const ModelConfig& cfg, int B, int Tmax)
-    : Decoder<T>(cfg, gpt2_description(cfg), B, Tmax), Bmax_(B), Tmax_(Tmax), a_(std::make_unique<Acts>()) {
+    : Decoder<T>(cfg, gpt2_description(cfg), B, Tmax), a_(std::make_unique<Acts>()) {
   const int64_t BT = int64_t(B) * Tmax, C = cfg.n_embd, NH = cfg.n_head;
   const int64_t att = int64_t(B) * NH * Tmax * Tmax;
   auto buf = [](const char* name, int64_t n) { return Buf<T>(std::string(name), size_t(n)); };

@@ -42,7 +42,6 @@ class GPT final : public Decoder<T> {
   using Decoder<T>::layout_;
   using Decoder<T>::B_;
   using Decoder<T>::Tn_;
-  int Bmax_, Tmax_;
   std::unique_ptr<Acts> a_;
 };
 
