@@ -31,8 +31,8 @@
 // Each collective is a state machine of hops (Request::State subclasses in
 // mpi_communicator.cpp): post() sends and receives one hop's messages with
 // MPI_Isend/MPI_Irecv, after() does the local work once they completed. With
-// emulated inter-node bandwidth a hop that sends b bytes across nodes
-// completes no earlier than b·8/bandwidth after it was posted.
+// emulated links (src/comm/link_emulator.hpp) a hop completes no earlier than
+// this rank's links have served its messages (one message per member sent to).
 #pragma once
 
 #include <cstdint>
