@@ -86,3 +86,29 @@ TEST_CASE("link: an emulated all-gather takes at least the closed form", "[link]
   CHECK(took < closed + 20);                // generous: a loaded machine, but not a unit error
   for (int m = 0; m < 4; ++m) CHECK(all[size_t(m * n)] == float(m));  // the real transfer happened
 }
+
+// The intra-node link alone: an all-gather inside each node of 2 is one hop to
+// the other member, so every rank takes at least latency + 8b/bandwidth; the
+// inter-node link (off) adds nothing.
+TEST_CASE("link: the intra-node link delays hops inside the node", "[link]") {
+  int P = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  if (P != 4) {
+    WARN("SKIPPED: needs 4 ranks, have " << P);
+    return;
+  }
+  const double gbps = 0.1, latency_us = 500;
+  const int64_t n = 31250;  // 125 kB: 10 ms at 0.1 Gbit/s
+  auto comm = test::MpiBackend::make();
+  Topology t(2);
+  Group node = Group::node(t);
+  std::vector<float> mine(size_t(n), 1.0f), both(size_t(2 * n));
+  comm->set_links(LinkEmulator(), LinkEmulator(gbps, latency_us));
+  ZCHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+  const auto t0 = std::chrono::steady_clock::now();
+  comm->allgather(node, mine.data(), both.data(), n, DType::F32, Purpose::Other, "link");
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double closed = latency_us * 1e-6 + 8.0 * 4 * double(n) / (gbps * 1e9);
+  CHECK(took >= closed);
+  CHECK(took < closed + 20);
+}
