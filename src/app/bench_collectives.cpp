@@ -62,7 +62,7 @@ int run_bench_collectives(const Config& cfg, int steps, const std::vector<double
   log0(
       "zeropp bench collectives: step %d (after %d), per collective kind; time = the slowest rank's wait "
       "(exposed time, what prefetching did not hide); bytes = all ranks, one step; GB/s = bytes / %d ranks "
-      "/ time; Gbit/s and us = emulated per-rank inter-node link (0: off)\n\n",
+      "/ time; Gbit/s and us = emulated per-rank inter-node link (0: unlimited, none)\n\n",
       steps, steps, P);
   log0(
       "| ranks | variant | Gbit/s | latency us | collective | time ms | intra MB | inter MB | GB/s per rank "

@@ -33,6 +33,8 @@
 // MPI_Isend/MPI_Irecv, after() does the local work once they completed. With
 // emulated links (src/comm/link_emulator.hpp) a hop completes no earlier than
 // this rank's links have served its messages (one message per member sent to).
+// Only the sender waits: the receiver gets the data when MPI delivers it, so a
+// rank downstream of a slow link may finish up to one hop earlier than it.
 #pragma once
 
 #include <cstdint>
