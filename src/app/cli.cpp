@@ -11,6 +11,7 @@
 #include "io/tokenizer/tokenizer_files.hpp"
 #include "io/tokenizer/train.hpp"
 #include "src/app/bench.hpp"
+#include "src/app/bench_collectives.hpp"
 #include "src/app/build_info.hpp"
 #include "src/app/ckpt_convert.hpp"
 #include "src/app/logging.hpp"
@@ -182,6 +183,22 @@ int run_cli(int argc, char** argv) {
   bquant->add_option("--steps", quant_steps, "Training steps before measuring")->capture_default_str();
   bquant->allow_extras();
 
+  std::string coll_deck;
+  int coll_steps = 2;
+  std::vector<double> coll_gbps = {0, 1, 10}, coll_latencies = {0};
+  auto* bcoll = bench->add_subcommand(
+      "collectives", "Each collective's time, bytes and bandwidth for ZeRO-3 and the ZeRO++ variants");
+  bcoll->add_option("deck", coll_deck, "TOML deck")->required();
+  bcoll->add_option("--steps", coll_steps, "Measured step (after this many warm-up steps)")
+      ->capture_default_str();
+  bcoll->add_option("--bandwidths", coll_gbps, "Emulated inter-node Gbit/s per rank (0: off)")
+      ->delimiter(',')
+      ->capture_default_str();
+  bcoll->add_option("--latencies-us", coll_latencies, "Emulated inter-node latency per message (us)")
+      ->delimiter(',')
+      ->capture_default_str();
+  bcoll->allow_extras();
+
   auto* help = app.add_subcommand("help", "Reference");
   help->require_subcommand(1);
   bool markdown = false;
@@ -249,6 +266,11 @@ int run_cli(int argc, char** argv) {
       const Config cfg =
           collectively(MPI_COMM_WORLD, [&] { return load_config(bench_deck, overrides_of(bstep)); });
       return run_bench_step(cfg, bench_steps);
+    }
+    if (*bcoll) {
+      const Config cfg =
+          collectively(MPI_COMM_WORLD, [&] { return load_config(coll_deck, overrides_of(bcoll)); });
+      return run_bench_collectives(cfg, coll_steps, coll_gbps, coll_latencies);
     }
     if (*bquant) {
       const Config cfg =

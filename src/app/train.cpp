@@ -110,7 +110,8 @@ Run::Run(const Config& cfg_, MPI_Comm base)
   model->set_precision(parse_precision(cfg.train.precision));
   engine.init_weights(uint64_t(cfg.train.seed));
   if (cfg.comm.fault_stall_rank >= 0) comm->set_stall(cfg.comm.fault_stall_rank, cfg.comm.fault_stall_step);
-  comm->set_internode_gbps(cfg.comm.internode_gbps);
+  comm->set_links(LinkEmulator(cfg.comm.internode_gbps, cfg.comm.internode_latency_us),
+                  LinkEmulator(cfg.comm.intranode_gbps, cfg.comm.intranode_latency_us));
 }
 
 StepStats train_step(Run& run, int64_t step, double lr) {

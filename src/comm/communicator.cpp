@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace zeropp {
@@ -77,10 +78,18 @@ Request::~Request() {
 Communicator::Communicator(int world_rank, double timeout_s)
     : world_rank_(world_rank), timeout_s_(timeout_s) {}
 
-Clock::duration Communicator::emulated_link_time(int64_t inter_bytes) const {
-  if (internode_gbps_ <= 0) return Clock::duration::zero();
-  return std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(8.0 * double(inter_bytes) / (internode_gbps_ * 1e9)));
+Clock::time_point Communicator::emulated_arrival(bool inter, int64_t bytes) {
+  using Seconds = std::chrono::duration<double>;
+  const Clock::time_point now = Clock::now();
+  const double end =
+      (inter ? inter_link_ : intra_link_).transfer(Seconds(now.time_since_epoch()).count(), bytes);
+  return Clock::time_point(std::chrono::duration_cast<Clock::duration>(Seconds(end)));
+}
+
+Clock::duration Communicator::emulated_link_time(int64_t inter_bytes) {
+  if (inter_bytes == 0) return Clock::duration::zero();
+  const Clock::time_point now = Clock::now();
+  return std::max(emulated_arrival(true, inter_bytes) - now, Clock::duration::zero());
 }
 
 void Communicator::count_sent(const Group& g, int to, Kind kind, Purpose purpose, int64_t bytes) {

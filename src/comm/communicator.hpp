@@ -32,6 +32,7 @@
 
 #include "src/base/errors.hpp"
 #include "src/comm/group.hpp"
+#include "src/comm/link_emulator.hpp"
 
 namespace zeropp {
 
@@ -153,12 +154,18 @@ class Communicator {
   int64_t step() const { return step_; }
   double timeout_s() const { return timeout_s_; }
 
-  // Emulated inter-node bandwidth (Gbit/s per rank's link; 0: as fast as the
-  // machine): sending b bytes across nodes takes at least b·8/bandwidth. For
-  // scaling studies on one machine.
-  void set_internode_gbps(double gbps) { internode_gbps_ = gbps; }
-  double internode_gbps() const { return internode_gbps_; }
-  Request::Clock::duration emulated_link_time(int64_t inter_bytes) const;
+  // Emulated links (src/comm/link_emulator.hpp): this rank's inter-node and
+  // intra-node link; both off unless set. For scaling studies on one machine.
+  void set_links(const LinkEmulator& inter, const LinkEmulator& intra) {
+    inter_link_ = inter;
+    intra_link_ = intra;
+  }
+  // A message of `bytes` to another node (inter) or within the node, posted
+  // now: the earliest time it may complete (now when that link is off).
+  Request::Clock::time_point emulated_arrival(bool inter, int64_t bytes);
+  // The same for a collective's inter-node bytes, as a duration from now
+  // (zero without inter-node bytes).
+  Request::Clock::duration emulated_link_time(int64_t inter_bytes);
 
   // Fault injection: world rank `rank` sleeps forever before its first
   // collective at `step`, so the others' watchdog fires (needs P > 1).
@@ -203,7 +210,7 @@ class Communicator {
   int stall_rank_ = -1;
   int64_t stall_step_ = -1;
   ByteCounters counters_;
-  double internode_gbps_ = 0;
+  LinkEmulator inter_link_, intra_link_;
 };
 
 }  // namespace zeropp

@@ -100,8 +100,12 @@ struct CommConfig {
   // auto, mpi or nccl (src/comm/make_communicator.hpp); auto is mpi while the
   // engine's buffers are in host memory
   std::string backend = "auto";
-  double timeout_s = 600;     // a collective that takes longer aborts the job
-  double internode_gbps = 0;  // emulate inter-node links of this bandwidth (0: off)
+  double timeout_s = 600;  // a collective that takes longer aborts the job
+  // Emulated links, per rank (src/comm/link_emulator.hpp); 0: no such term.
+  double internode_gbps = 0;
+  double internode_latency_us = 0;
+  double intranode_gbps = 0;
+  double intranode_latency_us = 0;
   // Fault injection (tests of the watchdog): this rank stalls forever before
   // its first collective of this step. -1: off.
   int fault_stall_rank = -1;

@@ -190,7 +190,15 @@ std::vector<Key> build_table() {
   comm.add("timeout_s", &CommConfig::timeout_s,
            "a collective that takes longer aborts the job with a message", {positive()});
   comm.add("internode_gbps", &CommConfig::internode_gbps,
-           "emulate inter-node links of this bandwidth (Gbit/s per rank; 0: off)", {non_negative()});
+           "emulated inter-node link bandwidth (Gbit/s per rank, shared by its messages; 0: unlimited)",
+           {non_negative()});
+  comm.add("internode_latency_us", &CommConfig::internode_latency_us,
+           "emulated inter-node latency per message (microseconds; 0: none)", {non_negative()});
+  comm.add("intranode_gbps", &CommConfig::intranode_gbps,
+           "emulated intra-node link bandwidth (Gbit/s per rank, shared by its messages; 0: unlimited)",
+           {non_negative()});
+  comm.add("intranode_latency_us", &CommConfig::intranode_latency_us,
+           "emulated intra-node latency per message (microseconds; 0: none)", {non_negative()});
   comm.test_only("fault_stall_rank", &CommConfig::fault_stall_rank, "this rank stalls forever");
   comm.test_only("fault_stall_step", &CommConfig::fault_stall_step,
                  "... before its first collective of this step");

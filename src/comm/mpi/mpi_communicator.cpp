@@ -39,11 +39,9 @@ struct Op : Request::State {
 
   void send(int member, const void* data, int64_t bytes) {
     mpi.count_sent(g, member, kind, purpose, bytes);
-    if (!g.same_node(member) &&
-        mpi.internode_gbps() > 0) {  // emulated link: the hop lasts at least bytes / bandwidth
-      const auto t = Clock::now() + mpi.emulated_link_time(bytes);
-      if (t > link_free) link_free = t;
-    }
+    // Emulated links: the hop completes no earlier than the link has served this message.
+    const auto t = mpi.emulated_arrival(!g.same_node(member), bytes);
+    if (t > link_free) link_free = t;
     for_each_piece(bytes, [&](int64_t off, int len) {
       reqs.emplace_back();
       ZCHECK_MPI(MPI_Isend(static_cast<const char*>(data) + off, len, MPI_BYTE, member, tag, g.comm(),
@@ -67,7 +65,7 @@ struct Op : Request::State {
   MpiCommunicator& mpi;
   Group& g;
   int hops, hop = 0, tag = 0, p, r;
-  Clock::time_point link_free{};  // emulated inter-node link busy until then
+  Clock::time_point link_free{};  // the emulated links have served this hop's messages then
   std::vector<MPI_Request> reqs;
 };
 

@@ -31,8 +31,10 @@
 // Each collective is a state machine of hops (Request::State subclasses in
 // mpi_communicator.cpp): post() sends and receives one hop's messages with
 // MPI_Isend/MPI_Irecv, after() does the local work once they completed. With
-// emulated inter-node bandwidth a hop that sends b bytes across nodes
-// completes no earlier than b·8/bandwidth after it was posted.
+// emulated links (src/comm/link_emulator.hpp) a hop completes no earlier than
+// this rank's links have served its messages (one message per member sent to).
+// Only the sender waits: the receiver gets the data when MPI delivers it, so a
+// rank downstream of a slow link may finish up to one hop earlier than it.
 #pragma once
 
 #include <cstdint>

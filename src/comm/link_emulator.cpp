@@ -1,0 +1,18 @@
+#include "src/comm/link_emulator.hpp"
+
+#include <algorithm>
+
+namespace zeropp {
+
+LinkEmulator::LinkEmulator(double gbps, double latency_us)
+    : gbps_(std::max(gbps, 0.0)), latency_s_(std::max(latency_us, 0.0) * 1e-6) {}
+
+double LinkEmulator::transfer(double t, int64_t bytes) {
+  if (off()) return t;
+  const double start = std::max(t, free_at_);
+  const double serve = latency_s_ + (gbps_ > 0 ? 8.0 * double(bytes) / (gbps_ * 1e9) : 0.0);
+  free_at_ = start + serve;
+  return free_at_;
+}
+
+}  // namespace zeropp
