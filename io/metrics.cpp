@@ -139,31 +139,6 @@ void drop_attr(hid_t loc, const char* name) {
   if (ZCHECK_H5(H5Aexists(loc, name)) > 0) ZCHECK_H5(H5Adelete(loc, name));
 }
 
-// A variable-length string attribute; false if missing or of another type.
-bool read_string_attr(hid_t loc, const char* name, std::string& out) {
-  if (ZCHECK_H5(H5Aexists(loc, name)) <= 0) return false;
-  H5Handle attr(ZCHECK_H5(H5Aopen(loc, name, H5P_DEFAULT)), H5Aclose);
-  H5Handle ftype(ZCHECK_H5(H5Aget_type(attr)), H5Tclose);
-  if (H5Tget_class(ftype) != H5T_STRING || ZCHECK_H5(H5Tis_variable_str(ftype)) <= 0) return false;
-  H5Handle mtype(ZCHECK_H5(H5Tcopy(H5T_C_S1)), H5Tclose);
-  ZCHECK_H5(H5Tset_size(mtype, H5T_VARIABLE));
-  ZCHECK_H5(H5Tset_cset(mtype, H5Tget_cset(ftype)));
-  char* p = nullptr;
-  ZCHECK_H5(H5Aread(attr, mtype, &p));
-  out = p ? p : "";
-  H5free_memory(p);
-  return true;
-}
-
-bool read_int_attr(hid_t loc, const char* name, int64_t& out) {
-  if (ZCHECK_H5(H5Aexists(loc, name)) <= 0) return false;
-  H5Handle attr(ZCHECK_H5(H5Aopen(loc, name, H5P_DEFAULT)), H5Aclose);
-  H5Handle ftype(ZCHECK_H5(H5Aget_type(attr)), H5Tclose);
-  if (H5Tget_class(ftype) != H5T_INTEGER) return false;
-  ZCHECK_H5(H5Aread(attr, H5T_NATIVE_INT64, &out));
-  return true;
-}
-
 hsize_t length_of(hid_t dset) {
   H5Handle space(ZCHECK_H5(H5Dget_space(dset)), H5Sclose);
   if (ZCHECK_H5(H5Sget_simple_extent_ndims(space)) != 1) return 0;
@@ -305,10 +280,10 @@ MetricsWriter::MetricsWriter(MPI_Comm comm, const std::string& dir, const RunInf
     }
     // Resume: check the format, then keep the leading rows with 0 <= step < resume_step.
     H5Handle file(id, H5Fclose);
-    std::string format;
-    int64_t version = 0;
-    if (!read_string_attr(file, "format", format) || format != kFormat ||
-        !read_int_attr(file, "format_version", version) ||
+    const auto format = h5::read_attr_string(file, "format");
+    const auto version_attr = h5::read_attr_int<int64_t>(file, "format_version", H5T_NATIVE_INT64);
+    const int64_t version = version_attr.value_or(0);
+    if (format != kFormat || !version_attr ||
         ZCHECK_H5(H5Lexists(file, "steps", H5P_DEFAULT)) <= 0 ||
         (version == kFormatVersion && ZCHECK_H5(H5Lexists(file, "validation", H5P_DEFAULT)) <= 0))
       throw Error("metrics: cannot resume " + path_ + ": not a zeropp metrics file");

@@ -22,23 +22,7 @@ write("truncated.bin", toks, cut=100)
 write("short.bin", toks[:50])
 write("vocab.bin", toks[:2000] + [300] + toks[2000:])
 PY
-cat > "$work/deck.toml" <<TOML
-[model]
-vocab_size = 256
-max_seq_len = 32
-n_layer = 1
-n_head = 2
-n_embd = 16
-[train]
-batch_size = 2
-seq_len = 32
-steps = 2
-sample_tokens = 0
-out_dir = "$work/run"
-[data]
-train = "$work/good.bin"
-val = "$work/good.bin"
-TOML
+one_layer_deck "$work/deck.toml" "$work/good.bin" "$work/good.bin" 2 "out_dir = \"$work/run\""
 mkdir -p "$work/run"
 echo "sentinel" > "$work/run/config.toml"
 chmod 000 "$work/good.bin" 2>/dev/null; cp "$work/deck.toml" "$work/unreadable.toml"; chmod 000 "$work/unreadable.toml"

@@ -24,3 +24,16 @@ needs_corpus() {
 }
 tiny=(--model.n_layer=2 --model.n_embd=64 --train.batch_size=4 --train.seq_len=64 --model.max_seq_len=64
       --train.sample_tokens=0 --data.val=)
+# one_layer_deck FILE TRAIN VAL STEPS [LINE...]: a deck of a one-layer model
+# (vocab 256, 32 tokens) over the token files TRAIN and VAL ("" for none),
+# with LINEs added to its [train] table.
+one_layer_deck() {
+  local file=$1 train=$2 val=$3 steps=$4
+  shift 4
+  {
+    printf '[model]\nvocab_size = 256\nmax_seq_len = 32\nn_layer = 1\nn_head = 2\nn_embd = 16\n'
+    printf '[train]\nbatch_size = 2\nseq_len = 32\nsteps = %s\nsample_tokens = 0\n' "$steps"
+    for line in "$@"; do printf '%s\n' "$line"; done
+    printf '[data]\ntrain = "%s"\nval = "%s"\n' "$train" "$val"
+  } > "$file"
+}

@@ -15,22 +15,7 @@ hdr = [0] * 256
 hdr[0], hdr[1], hdr[2] = 20240520, 1, len(toks)
 open(sys.argv[1] + "/good.bin", "wb").write(struct.pack("<256i", *hdr) + struct.pack("<%dH" % len(toks), *toks))
 PY
-cat > "$work/deck.toml" <<TOML
-[model]
-vocab_size = 256
-max_seq_len = 32
-n_layer = 1
-n_head = 2
-n_embd = 16
-[train]
-batch_size = 2
-seq_len = 32
-steps = 4
-sample_tokens = 0
-[data]
-train = "$work/good.bin"
-val = ""
-TOML
+one_layer_deck "$work/deck.toml" "$work/good.bin" "" 4
 
 # zeropp [ARGS...] on 2 ranks: status in $rc, stdout+stderr in $out.
 zeropp() {
