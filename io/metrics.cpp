@@ -283,8 +283,7 @@ MetricsWriter::MetricsWriter(MPI_Comm comm, const std::string& dir, const RunInf
     const auto format = h5::read_attr_string(file, "format");
     const auto version_attr = h5::read_attr_int<int64_t>(file, "format_version", H5T_NATIVE_INT64);
     const int64_t version = version_attr.value_or(0);
-    if (format != kFormat || !version_attr ||
-        ZCHECK_H5(H5Lexists(file, "steps", H5P_DEFAULT)) <= 0 ||
+    if (format != kFormat || !version_attr || ZCHECK_H5(H5Lexists(file, "steps", H5P_DEFAULT)) <= 0 ||
         (version == kFormatVersion && ZCHECK_H5(H5Lexists(file, "validation", H5P_DEFAULT)) <= 0))
       throw Error("metrics: cannot resume " + path_ + ": not a zeropp metrics file");
     if (version != kFormatVersion)
