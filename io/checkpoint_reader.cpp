@@ -1,6 +1,7 @@
 // read_checkpoint (io/checkpoint.hpp).
 #include <hdf5.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -109,7 +110,17 @@ CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const Sha
     for (const TensorShard& s : shards) {
       const std::string p = "/" + g + "/" + s.name;
       const auto found = by_path.find(p);
-      if (found == by_path.end()) throw Error(where + ": dataset " + p + " missing");
+      if (found == by_path.end()) {
+        const bool weights_only =
+            g != "model" &&
+            std::none_of(scan.datasets.begin(), scan.datasets.end(),
+                         [&](const ScannedDataset& d) { return d.report.path.rfind("/" + g + "/", 0) == 0; });
+        if (weights_only)  // what `ckpt import` writes: no optimizer state to resume
+          throw Error(where + ": holds no /" + g +
+                      " (a weights-only checkpoint, as `zeropp ckpt import` writes): start a new run from it "
+                      "with --init-from");
+        throw Error(where + ": dataset " + p + " missing");
+      }
       const ScannedDataset* it = found->second;
       if (it->report.shape != s.shape)
         throw Error(where + ": dataset " + p + ": expected shape " + shape_str(s.shape) + ", found " +

@@ -131,4 +131,8 @@ out=$(run --train.steps=1 --train.out_dir="$work/ftx" --init-from "$work/st.h5" 
 if [[ $? -eq 1 ]] && grep -q "refusing to init from a different model" <<< "$out"; then
   ok "--init-from a different model shape is refused"
 else bad "init-from shape check: $out"; fi
+out=$(run --train.steps=1 --train.out_dir="$work/ftr" --resume "$work/st.h5" 2>&1)
+if [[ $? -eq 1 ]] && grep -q "a weights-only checkpoint.*start a new run from it with --init-from" <<< "$out"; then
+  ok "--resume from an import says to use --init-from"
+else bad "resume from an import: $out"; fi
 finish
