@@ -9,18 +9,19 @@ compute times and the exact bytes of every collective (docs/scaling-study.md,
   scaling/project.py validate STUDY    predicted against measured step times per cell
   scaling/project.py paper [--plot F]  the ZeRO++ paper's setting, with its reported ratios
 
-The model, per step on the busiest rank: T = T_base + (1 - h) * T_link, where
-T_link = sum over collectives of (inter-node bytes * 8 / bandwidth + messages *
-latency) on the rank whose link carries the most (plus the same for the intra-node
-link when it is given), T_base is everything else (compute, the machine's own
-cost of moving bytes), and h is the fraction of link time hidden under compute.
-`validate` takes T_base of each (layout, variant) from its cell at the highest
-bandwidth and predicts the other bandwidths; `paper` takes T_base as the model's
-FLOPs over an assumed GPU rate.
+The model, per step on the busiest rank:
+T = T_other + sum over collective kinds of max(T_machine, (1 - h) * T_link), where
+T_link = inter-node bytes * 8 / bandwidth + messages * latency on the rank whose
+link carries the most (plus the same for the intra-node link when it is given),
+T_machine is the kind's time on this machine without a slow link (the real
+transfer, waiting for descheduled ranks), T_other the rest of the step (compute),
+and h the fraction of link time hidden under compute. `validate` measures T_other
+and T_machine in each (layout, variant)'s cell at the highest bandwidth and
+predicts the other bandwidths; `paper` takes T_other as the model's FLOPs over an
+assumed GPU rate and T_machine = 0.
 """
 import argparse
 import json
-import math
 import os
 import sys
 import tomllib
@@ -157,25 +158,32 @@ def step_traffic(units, P, X, variant, weight_block=256, gradient_block=128, wei
 
 # ---- the model (pure) ----------------------------------------------------------------
 
-def link_time(traffic, inter_gbps, inter_latency_us=0.0, intra_gbps=0.0, intra_latency_us=0.0):
-    """Seconds the busiest rank's links are busy in a step, summed over the
-    collectives (which run one after another in the engine). Bandwidth 0: that
-    link costs no time."""
-    total = 0.0
+def link_times(traffic, inter_gbps, inter_latency_us=0.0, intra_gbps=0.0, intra_latency_us=0.0):
+    """{kind: seconds the busiest rank's links are busy with that kind in a step}.
+    Bandwidth 0: that link costs no time (latency still applies)."""
+    out = {}
     for kind in KINDS:
+        out[kind] = 0.0
         for link, gbps, lat in ((1, inter_gbps, inter_latency_us), (0, intra_gbps, intra_latency_us)):
             b, m = traffic.busiest(kind, link)
-            total += (b * 8 / (gbps * 1e9) if gbps > 0 else 0.0) + m * lat * 1e-6
-    return total
+            out[kind] += (b * 8 / (gbps * 1e9) if gbps > 0 else 0.0) + m * lat * 1e-6
+    return out
 
 
-def predict(base_s, link_s, overlap):
-    return base_s + (1.0 - overlap) * link_s
+def link_time(traffic, *link):
+    """The step's link seconds, the kinds one after another (the engine waits for each)."""
+    return sum(link_times(traffic, *link).values())
 
 
-def base_from(measured_s, link_s, overlap):
-    """T_base of a measured cell: its step time less the link time it did not hide."""
-    return measured_s - (1.0 - overlap) * link_s
+def predict(other_s, link_s, overlap, machine_s=None):
+    """Step seconds: other_s (compute and the rest) plus, per collective kind, the larger of
+    the machine's own time for it (machine_s[kind]; the bytes' real transfer and waiting for
+    descheduled ranks) and the link time not hidden under compute. The larger, not the sum:
+    an emulated hop ends when both its real transfer and the link are done
+    (src/comm/mpi/mpi_communicator.cpp), and on a cluster the link is the transfer.
+    link_s and machine_s: {kind: seconds}; machine_s None: nothing but the links."""
+    machine_s = machine_s or {}
+    return other_s + sum(max(machine_s.get(k, 0.0), (1.0 - overlap) * t) for k, t in link_s.items())
 
 
 # ---- a slowlink.py study ---------------------------------------------------------------
@@ -235,29 +243,37 @@ def check_bytes(res, root):
 
 
 def cell_medians(res):
-    """{(Y, X, variant): {gbps: (median step s, a run)}}."""
+    """{(Y, X, variant): {gbps: (median step s, {kind: median s in it}, a run)}}."""
     acc = {}
     for run in res["runs"].values():
         key = (run["layout"][0], run["layout"][1], run["variant"])
         acc.setdefault(key, {}).setdefault(run["gbps"], []).append(run)
-    return {k: {g: (float(np.median([r["step_s"] for r in rs])), rs[0]) for g, rs in d.items()}
-            for k, d in acc.items()}
+    out = {}
+    for key, cells in acc.items():
+        out[key] = {}
+        for g, rs in cells.items():
+            kinds = {k: float(np.median([r["kinds"][k]["time_s"] for r in rs])) for k in KINDS}
+            out[key][g] = (float(np.median([r["step_s"] for r in rs])), kinds, rs[0])
+    return out
 
 
 def validate(res, root, overlap):
     """Rows (Y, X, variant, gbps, measured s, predicted s, error) for every cell but the
-    reference (highest-bandwidth) one of each layout and variant."""
+    reference (highest-bandwidth) one of each layout and variant. From the reference:
+    the time outside the collectives and each kind's time in the machine (its link time
+    there is below the machine's own); the other cells add their links' time."""
     model, zero = deck_model(res, root)
     lat = res.get("latency_us", 0.0)
     rows = []
     for (Y, X, v), cells in sorted(cell_medians(res).items()):
         ref = max(cells)
-        t = run_traffic(cells[ref][1], model, zero)
-        base = base_from(cells[ref][0], link_time(t, ref, lat), overlap)
+        step_ref, machine, run = cells[ref]
+        t = run_traffic(run, model, zero)
+        other = step_ref - sum(machine.values())
         for g in sorted(cells):
             if g == ref:
                 continue
-            pred = predict(base, link_time(t, g, lat), overlap)
+            pred = predict(other, link_times(t, g, lat), overlap, machine)
             rows.append((Y, X, v, g, cells[g][0], pred, pred / cells[g][0] - 1))
     return rows
 
@@ -297,7 +313,7 @@ def paper_step(variant, layers, width, tokens, node_gbps, gpu_tflops, X=16, Y=24
     n_params = sum(units)
     compute = flops_per_param_token * n_params * tokens / (gpu_tflops * 1e12)
     link = analytic_link(units, X, Y, variant, node_gbps, latency_us, intra_gbps)
-    return compute, link, predict(compute, link, overlap)
+    return compute, link, predict(compute, {"all": link}, overlap)
 
 
 def analytic_bytes(units, X, Y, variant):
