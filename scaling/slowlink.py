@@ -138,24 +138,11 @@ def table(results):
     return "\n".join(lines)
 
 
-def parse_layouts(text):
-    out = []
-    for item in text.split(","):
-        try:
-            y, x = (int(v) for v in item.lower().split("x"))
-        except ValueError:
-            die(f"--layouts: '{item}' is not NODESxRANKS (e.g. 2x2)")
-        if y < 1 or x < 1:
-            die(f"--layouts: '{item}' needs at least one node and one rank")
-        out.append((y, x))
-    return out
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", help="study folder (created)")
     ap.add_argument("--deck", default="scaling/slowlink.toml")
-    ap.add_argument("--layouts", default="2x2,2x4", help="NODESxRANKS_PER_NODE list; the first holds the acceptance cells")
+    ap.add_argument("--layouts", default="2x2,2x4", help="NODESxRANKS_PER_NODE list; the smallest holds the acceptance cells")
     ap.add_argument("--gbps", default="0.1,1,10,100", help="emulated inter-node Gbit/s per rank (comm.internode_gbps)")
     ap.add_argument("--latency-us", type=float, default=5.0, help="comm.internode_latency_us (default 5)")
     ap.add_argument("--variants", default=",".join(LABELS), help="subset of " + ",".join(LABELS))
@@ -170,7 +157,7 @@ def main():
     ap.add_argument("--table-only", action="store_true", help="print the table of OUT's results; run nothing")
     args = ap.parse_args()
     args.build_dir = os.path.join(sweep.ROOT, os.environ.get("ZEROPP_BUILD_DIR", "build"))
-    args.layouts = parse_layouts(args.layouts)
+    args.layouts = sweep.parse_layouts(args)  # sorted by P: the first is the smallest
     args.gbps = sweep.parse_list(args.gbps, float, "--gbps")
     if any(g <= 0 for g in args.gbps):
         die("--gbps: every bandwidth must be > 0 (a study of slow links)")
