@@ -278,6 +278,27 @@ def validate(res, root, overlap):
     return rows
 
 
+def link_bound(res, root, overlap):
+    """{(Y, X, gbps): ZeRO++ / ZeRO-3 speedup} predicted for a machine whose collectives
+    cost nothing but their links (T_machine = 0), from the reference cells' T_other."""
+    model, zero = deck_model(res, root)
+    lat = res.get("latency_us", 0.0)
+    cm = cell_medians(res)
+    out = {}
+    for (Y, X, v), cells in cm.items():
+        if v != "zeropp" or (Y, X, "zero3") not in cm:
+            continue
+        t = {}
+        for var in ("zero3", "zeropp"):
+            c = cm[(Y, X, var)]
+            step_ref, machine, run = c[max(c)]
+            t[var] = (step_ref - sum(machine.values()), run_traffic(run, model, zero))
+        for g in sorted(cells):
+            t3, tp = (predict(o, link_times(tr, g, lat), overlap) for o, tr in (t["zero3"], t["zeropp"]))
+            out[(Y, X, g)] = t3 / tp
+    return out
+
+
 def fit_overlap(res, root):
     """The hidden fraction h in [0, 1] (steps of 0.01) with the smallest RMS relative error."""
     best = min((float(np.sqrt(np.mean([r[6] ** 2 for r in validate(res, root, h)]))), h)
@@ -432,6 +453,9 @@ def main():
         errs = np.abs([r[6] for r in rows])
         print(f"\n{len(rows)} cells: median |error| {100 * np.median(errs):.1f}%, max {100 * errs.max():.1f}%, "
               f"within 15%: {int(np.sum(errs <= 0.15))}")
+        print("\nZeRO++ / ZeRO-3 where the collectives cost only their links (T_machine = 0):")
+        for (Y, X, g), r in sorted(link_bound(res, root, h).items()):
+            print(f"- {Y}x{X} at {g:g} Gbit/s: {r:.2f}")
         return
     rows = paper_table(args.gpu_tflops, args.overlap, args.latency_us)
     print(f"GPU rate {args.gpu_tflops:g} TFLOP/s, overlap {args.overlap:g}, latency {args.latency_us:g} us\n")
