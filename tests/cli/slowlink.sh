@@ -2,7 +2,7 @@
 # scaling/slowlink.py's smoke run, so that the slow-link table cannot rot: ZeRO-3 and
 # ZeRO++ on a tiny model, 4 ranks as 2 nodes x 2, at emulated 1 and 100 Gbit/s, one run
 # each of two steps; the table has both rows; scaling/project.py's closed-form bytes
-# equal every run's counters and its validation prints a row per cell. About 20 s on 2 cores.
+# equal every run's counters and its validation prints a row per cell. 6-20 s on 2 cores.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${MPIEXEC:=mpiexec}"
 needs_corpus
