@@ -7,7 +7,7 @@ namespace zeropp {
 void qgz_reorder(CVec<float> grad, Vec<float> out, int64_t n, int X, int Y) {
   if (X < 1 || Y < 1 || n % (int64_t(X) * Y) != 0)
     throw std::invalid_argument("qgz_reorder: n must be a multiple of X*Y");
-  const int64_t s = n / (int64_t(X) * Y), chunk = int64_t(Y) * s;
+  const int64_t s = n / (int64_t(X) * Y);
   const float* g = grad.data();
   float* o = out.data();
   // One contiguous copy of s elements per slice: per-element index arithmetic
