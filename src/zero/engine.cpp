@@ -391,21 +391,24 @@ void Engine::init_weights(uint64_t seed) {
 }
 
 // The model calls these between its kernels: engine work, not polled.
+namespace {
+template <class I, class F>
+auto engine_work(I& impl, F f) {
+  typename I::Computing c(impl, false);
+  return f();
+}
+}  // namespace
 CVec<float> Engine::acquire(int unit) {
-  Impl::Computing c(*impl_, false);
-  return impl_->acquire(unit);
+  return engine_work(*impl_, [&] { return impl_->acquire(unit); });
 }
 void Engine::release(int unit) {
-  Impl::Computing c(*impl_, false);
-  impl_->release(unit);
+  engine_work(*impl_, [&] { impl_->release(unit); });
 }
 Vec<float> Engine::grad(int unit) {
-  Impl::Computing c(*impl_, false);
-  return impl_->grad(unit);
+  return engine_work(*impl_, [&] { return impl_->grad(unit); });
 }
 void Engine::grad_done(int unit) {
-  Impl::Computing c(*impl_, false);
-  impl_->grad_done(unit);
+  engine_work(*impl_, [&] { impl_->grad_done(unit); });
 }
 
 double Engine::forward_batch(const MicroBatch& mb) {

@@ -57,18 +57,21 @@ TEST_CASE("link: zero bandwidth and latency is off; either alone is its term", "
   CHECK(bandwidth_only.transfer(0.0, 125000000) == Approx(1.0));
 }
 
+// The timed tests run on 4 ranks as 2 nodes of 2; elsewhere they say SKIPPED.
+static bool four_ranks() {
+  int P = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  if (P != 4) WARN("SKIPPED: needs 4 ranks, have " << P);
+  return P == 4;
+}
+
 // An all-gather on 4 ranks as 2×2 at 0.1 Gbit/s + 1 ms: ranks 1 and 3 send each
 // of the p−1 ring hops across nodes, one hop after the other, so their
 // all-gather takes at least (p−1)·(latency + 8b/bandwidth). (The link delays
 // the sender's hop, not the data: a receiver gets each block when it is sent,
 // so ranks 0 and 2 may finish up to one hop earlier.)
 TEST_CASE("link: an emulated all-gather takes at least the closed form", "[link]") {
-  int P = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &P);
-  if (P != 4) {
-    WARN("SKIPPED: needs 4 ranks, have " << P);
-    return;
-  }
+  if (!four_ranks()) return;
   const double gbps = 0.1, latency_us = 1000;
   const int64_t n = 31250;  // floats: 125 kB per member, 10 ms per hop at 0.1 Gbit/s
   auto comm = test::MpiBackend::make();
@@ -92,12 +95,7 @@ TEST_CASE("link: an emulated all-gather takes at least the closed form", "[link]
 // the other member, so every rank takes at least latency + 8b/bandwidth; the
 // inter-node link (off) adds nothing.
 TEST_CASE("link: the intra-node link delays hops inside the node", "[link]") {
-  int P = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &P);
-  if (P != 4) {
-    WARN("SKIPPED: needs 4 ranks, have " << P);
-    return;
-  }
+  if (!four_ranks()) return;
   const double gbps = 0.1, latency_us = 500;
   const int64_t n = 31250;  // 125 kB: 10 ms at 0.1 Gbit/s
   auto comm = test::MpiBackend::make();
@@ -119,12 +117,7 @@ TEST_CASE("link: the intra-node link delays hops inside the node", "[link]") {
 // engine does between kernels) while the transfer is in flight, and the wait
 // afterwards is short. The counters then see most of the collective hidden.
 TEST_CASE("link: a nonblocking emulated transfer overlaps the caller's compute", "[link]") {
-  int P = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &P);
-  if (P != 4) {
-    WARN("SKIPPED: needs 4 ranks, have " << P);
-    return;
-  }
+  if (!four_ranks()) return;
   using Clock = std::chrono::steady_clock;
   const auto since = [](Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
