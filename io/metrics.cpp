@@ -68,6 +68,7 @@ std::vector<RankField> rank_fields() {
     f.push_back({std::string("bytes.") + k + ".intra", true});
     f.push_back({std::string("bytes.") + k + ".inter", true});
   }
+  f.push_back({"comm_hidden_fraction", false});
   return f;
 }
 
@@ -107,6 +108,7 @@ std::vector<double> pack(const StepRecord& r) {
     v.push_back(double(b.intra));
     v.push_back(double(b.inter));
   }
+  v.push_back(r.comm_hidden_fraction);
   return v;
 }
 

@@ -70,6 +70,9 @@ struct StepRecord {
   std::array<double, kMetricKinds> time_collective_s{};  // per collective kind
   double time_wait_s = 0;
   std::array<LinkBytes, kMetricKinds> bytes{};  // sent by this rank, per collective kind
+  // The fraction of this rank's time in collectives that computation hid
+  // (ByteCounters::hidden_fraction in src/comm/communicator.hpp).
+  double comm_hidden_fraction = 0;
 };
 
 // Run attributes, written on the root group (rewritten on resume).
@@ -99,7 +102,7 @@ struct MetricsOptions {
 class MetricsWriter {
  public:
   static constexpr const char* kFileName = "metrics.h5";
-  static constexpr int kFormatVersion = 2;
+  static constexpr int kFormatVersion = 3;
 
   // Collective over comm. `dir` must exist. Throws Error on every rank if
   // the file cannot be created, or (resume) is not a metrics file of this

@@ -97,9 +97,10 @@ std::string format_step(const StepLine& s) {
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "step %lld/%lld | loss %.4f | lr %.2e | norm %.3f | %.1f ms | %.0f tok/s | %.1f GFLOP/s | "
-                "xnode %.2f MB | elapsed %s | ETA %s",
+                "xnode %.2f MB | hidden %.0f%% | elapsed %s | ETA %s",
                 (long long)s.step, (long long)s.steps, s.loss, s.lr, s.norm, s.ms, s.tokens_per_s, s.gflops,
-                s.xnode_mb, format_duration(s.elapsed_s).c_str(), format_duration(s.eta_s).c_str());
+                s.xnode_mb, s.hidden * 100, format_duration(s.elapsed_s).c_str(),
+                format_duration(s.eta_s).c_str());
   return buf;
 }
 

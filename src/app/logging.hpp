@@ -44,6 +44,7 @@ void log_table(const std::string& title, const std::vector<std::pair<std::string
 struct StepLine {
   int64_t step, steps;
   double loss, lr, norm, ms, tokens_per_s, gflops, xnode_mb;
+  double hidden;            // rank 0's fraction of collective time hidden under compute
   double elapsed_s, eta_s;  // since start-up; until the last step
 };
 std::string format_step(const StepLine& s);

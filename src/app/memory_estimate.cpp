@@ -38,7 +38,7 @@ MemoryEstimate estimate_memory(const Config& cfg, int P, int X) {
       max_block = std::max(max_block, n);
     padded.push_back(n);
   }
-  // Two gather slots: the fp32 unit, and (bf16 or qwZ) what is sent and received.
+  // prefetch_depth + 1 gather slots: the fp32 unit, and (bf16 or qwZ) what is sent and received.
   const int64_t max_slice = max_padded / P;
   int64_t send = wire_bytes == 4 ? 0 : wire_bytes * max_slice;
   int64_t wire = wire_bytes == 4 ? 0 : wire_bytes * max_padded;
@@ -47,8 +47,8 @@ MemoryEstimate estimate_memory(const Config& cfg, int P, int X) {
     send = std::max(send, chunk);
     wire = std::max(wire, chunk * P);
   }
-  r.gather = 2 * (4 * max_padded + send + wire);
-  r.grad_full = 4 * (shared + max_block);
+  r.gather = (z.prefetch_depth + 1) * (4 * max_padded + send + wire);
+  r.grad_full = 4 * (shared + (z.overlap ? 2 : 1) * max_block);  // overlap: one reduced, one filled
   if (z.quantized_gradients) {  // QgzReducer's staging, sized for the largest unit
     const int64_t chunk = max_padded / X, block = z.gradient_block;
     r.qgz = 4 * (2 * max_padded + chunk + 2 * (max_padded / block) + 2 * (chunk / block)) +

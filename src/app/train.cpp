@@ -166,6 +166,7 @@ StepRecord metrics_record(int64_t step, const StepStats& st, double lr, double s
   }
   r.time_wait_s = wait_s;
   r.time_compute_s = seconds - comm - wait_s;
+  r.comm_hidden_fraction = st.bytes.hidden_fraction();
   return r;
 }
 
@@ -256,6 +257,7 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
                           tokens_per_step / dt,
                           flops_per_token * tokens_per_step / dt * 1e-9,
                           st.inter_node_bytes_all * 1e-6,
+                          st.bytes.hidden_fraction(),
                           MPI_Wtime() - started,
                           eta_seconds(MPI_Wtime() - loop_started, step + 1 - from.step, t.steps - step - 1)};
       log0("%s\n", format_step(line).c_str());

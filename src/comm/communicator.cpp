@@ -58,6 +58,13 @@ ByteCounters::Bytes ByteCounters::total() const {
   return b;
 }
 
+double ByteCounters::hidden_fraction() const {
+  if (in_flight_s <= 0) return 0;
+  double blocked = 0;
+  for (double t : seconds) blocked += t;
+  return std::clamp(1 - blocked / in_flight_s, 0.0, 1.0);
+}
+
 Request::State::State(Communicator& c, Kind k, Purpose pu, const std::string& lbl)
     : comm(c), kind(k), purpose(pu), label(lbl), step(c.step()) {}
 
@@ -100,7 +107,9 @@ void Communicator::count_sent(const Group& g, int to, Kind kind, Purpose purpose
 Request Communicator::start(Group& g, const Collective& c) {
   if (world_rank_ == stall_rank_ && step_ == stall_step_)
     for (;;) sleep(1);  // fault injection: the others' watchdog must fire
+  const Clock::time_point t0 = Clock::now();
   Request r(post(g, c));
+  if (in_flight_++ == 0) busy_since_ = t0;
   test(r);
   return r;
 }
@@ -109,6 +118,8 @@ bool Communicator::test(Request& r) {
   if (!r.state_) return true;
   if (!r.state_->advance()) return false;
   r.state_.reset();
+  if (--in_flight_ == 0)
+    counters_.in_flight_s += std::chrono::duration<double>(Clock::now() - busy_since_).count();
   return true;
 }
 

@@ -61,11 +61,21 @@ struct ByteCounters {
   // Seconds spent blocked in wait() per collective kind (the part of a
   // collective that computation did not hide).
   std::array<double, kNumKinds> seconds{};
+  // Seconds during which at least one collective was in flight on this rank:
+  // from a start_*() until this rank observed its completion (test() or
+  // wait()), overlapping collectives counted once (the union of the intervals).
+  // Every wait() lies inside it, so the part of it computation hid is
+  // in_flight_s − Σ seconds (hidden_fraction()).
+  double in_flight_s = 0;
 
   void reset() {
     sent = {};
     seconds = {};
+    in_flight_s = 0;
   }
+  // The fraction of the time in collectives that computation hid:
+  // 1 − (time blocked in wait()) / in_flight_s; 0 when nothing was in flight.
+  double hidden_fraction() const;
   Bytes& at(Kind k, Purpose p) { return sent[size_t(k)][size_t(p)]; }
   Bytes at(Kind k, Purpose p) const { return sent[size_t(k)][size_t(p)]; }
   Bytes of(Kind k) const;
@@ -211,6 +221,8 @@ class Communicator {
   int64_t stall_step_ = -1;
   ByteCounters counters_;
   LinkEmulator inter_link_, intra_link_;
+  int in_flight_ = 0;                      // collectives started and not yet seen complete
+  Request::Clock::time_point busy_since_;  // when in_flight_ last rose from 0
 };
 
 }  // namespace zeropp

@@ -81,6 +81,8 @@ struct ZeroConfig {
   bool gradient_error_feedback = false;  // LoCo-style error compensation per hop
   double error_feedback_beta = 0.8;
   int error_feedback_reset = 1024;  // zero the error buffers every N steps
+  int prefetch_depth = 1;           // units gathered ahead (gather slots = depth + 1)
+  bool overlap = true;              // nonblocking gradient reduction, progress between kernels
 };
 
 struct CheckpointConfig {

@@ -169,6 +169,12 @@ std::vector<Key> build_table() {
            {in_unit_interval()});
   zero.add("error_feedback_reset", &ZeroConfig::error_feedback_reset,
            "zero the error-feedback buffers every N steps", {positive()});
+  zero.add("prefetch_depth", &ZeroConfig::prefetch_depth,
+           "units gathered ahead of the one computing (each a gather slot); 0: gather when acquired",
+           {in_range(0, 8)});
+  zero.add("overlap", &ZeroConfig::overlap,
+           "gradient reduce-scatter (qgZ: its hops) in flight during the next unit's backward, collectives "
+           "progressed between kernels (false: reduced in place, progressed at unit boundaries)");
 
   Section<CheckpointConfig> ckpt{t, "checkpoint", &Config::checkpoint};
   ckpt.add("dir", &CheckpointConfig::dir, "where checkpoints go (\"\": checkpoints/ in train.out_dir)");

@@ -9,6 +9,7 @@
 #include "kernels/sum_squares.hpp"
 #include "src/base/errors.hpp"
 #include "src/zero/buffer.hpp"
+#include "src/zero/kernel_progress.hpp"
 #include "src/zero/optimizer.hpp"
 #include "src/zero/qgz.hpp"
 #include "src/zero/quant_scheme.hpp"
@@ -65,22 +66,37 @@ struct Engine::Impl {
   DType wire;
   int64_t align = 1;
   std::vector<UnitShard> units;
-  Slot slots[2];
+  std::vector<Slot> slots;  // prefetch_depth + 1
   std::unique_ptr<QgzReducer> qgz;
   // the pass being run: which unit each position acquires, and where
   Pass pass = Pass::Forward;
   std::vector<int> schedule;
   size_t pos = 0;
+  size_t next_start = 0;  // the first position whose gather has not been started
   int slot_of_pos0 = 0;
   // full weights still valid in a slot after the forward (a unit that ends
   // the forward and starts the backward, e.g. tied embeddings): no second gather
   int resident_unit = -1, resident_slot = -1;
   // full-size gradient buffers: one per shared unit (it lives through the
-  // backward; empty for the others), and one for the unit being reduced
+  // backward; empty for the others), and for the other units one (overlap
+  // off) or two: the next unit's backward fills one while the other is reduced
   std::vector<Buffer<float>> grad_shared;
-  Buffer<float> grad_cur;
+  std::vector<Buffer<float>> grad_cur;
+  std::vector<Buffer<float>*> grad_of;  // per unit: its buffer while live
+  size_t next_cur = 0;                  // the grad_cur buffer the next unit takes
   std::vector<bool> grad_live;
   Buffer<float> reduced;  // this rank's slice of a reduced gradient
+  // The one gradient reduction in flight (overlap): its unit (-1: none), the
+  // full-size buffer it reads, and the reduce-scatter (qgZ keeps its own state).
+  struct PendingReduce {
+    int unit = -1;
+    const Buffer<float>* in = nullptr;
+    Request req;
+  } pending;
+  // Collectives progress between the model's kernels (overlap), only while
+  // the model computes: never inside the engine's own work.
+  std::unique_ptr<KernelProgress> kernel_progress;
+  bool model_running = false;
   Buffer<int32_t> inputs, targets;
   WeightWatcher watch;  // tests: sees every unit's weights as handed to the model
 
@@ -99,8 +115,7 @@ struct Engine::Impl {
   static Vec<uint16_t> bf16_view(const Buffer<uint8_t>& b) {
     return Vec<uint16_t>(reinterpret_cast<uint16_t*>(b.data()), b.size() / 2);
   }
-  int slot_for(size_t position) const { return int((size_t(slot_of_pos0) + position) % 2); }
-  Buffer<float>& grad_buf(int u) { return grad_shared[size_t(u)].size() ? grad_shared[size_t(u)] : grad_cur; }
+  int slot_for(size_t position) const { return int((size_t(slot_of_pos0) + position) % slots.size()); }
 
   void start_gather(size_t position) {
     const int u = schedule[position];
@@ -177,19 +192,31 @@ struct Engine::Impl {
     pos = 0;
     if (p == Pass::Backward && resident_unit == sched.front()) {
       slot_of_pos0 = resident_slot;  // already gathered: the forward's last unit
+      next_start = 1;
     } else {
       slot_of_pos0 = 0;
-      start_gather(0);
+      next_start = 0;
     }
     resident_unit = -1;
     std::fill(grad_live.begin(), grad_live.end(), false);
   }
 
-  // MPI progresses our rings only inside MPI calls: poke the prefetch at
-  // every unit boundary so its hops advance while the model computes.
+  // MPI progresses our rings only inside MPI calls: poke the prefetches and
+  // the gradient reduction at every unit boundary (and, with overlap, between
+  // kernels) so that their hops advance while the model computes.
   void progress() {
     for (Slot& s : slots)
       if (s.in_flight) with_device_access([&] { return comm.test(s.req); });
+    if (pending.unit < 0) return;
+    if (qgz)
+      qgz->test();
+    else
+      with_device_access([&] { return comm.test(pending.req); });
+  }
+
+  // Starts the gathers of positions up to `last` (clamped to the pass).
+  void start_through(size_t last) {
+    for (; next_start <= last && next_start < schedule.size(); ++next_start) start_gather(next_start);
   }
 
   CVec<float> acquire(int u) {
@@ -198,13 +225,14 @@ struct Engine::Impl {
             "unit " + std::to_string(u) + " acquired out of the model's schedule");
     Slot& s = slots[slot_for(pos)];
     UnitShard& us = units[size_t(u)];
+    start_through(pos);  // prefetch_depth 0: gathered now
     if (s.in_flight) {
       with_device_access([&] { comm.wait(s.req); });
       s.in_flight = false;
       decode(s);
       if (hpz && pass == Pass::Forward && !us.secondary_valid) fill_secondary(us, s);
     }
-    if (pos + 1 < schedule.size()) start_gather(pos + 1);                   // prefetch into the other slot
+    start_through(pos + slots.size() - 1);                                  // prefetch into the other slots
     if (watch) watch(pass, u, to_host(s.full, us.numel).data(), us.numel);  // tests: a host copy
     return CVec<float>(s.full.data(), us.numel);
   }
@@ -219,29 +247,65 @@ struct Engine::Impl {
   }
 
   Vec<float> grad(int u) {
-    Buffer<float>& g = grad_buf(u);
     const int64_t n = units[size_t(u)].padded;
     if (!grad_live[size_t(u)]) {
-      Kokkos::deep_copy(g.view(0, n), 0.0f);
+      Buffer<float>* g = &grad_shared[size_t(u)];
+      if (!g->size()) {
+        g = &grad_cur[next_cur];
+        next_cur = (next_cur + 1) % grad_cur.size();
+      }
+      if (pending.in == g) finish_reduce();  // still being reduced: not yet free
+      Kokkos::deep_copy(g->view(0, n), 0.0f);
+      grad_of[size_t(u)] = g;
       grad_live[size_t(u)] = true;
     }
-    return Vec<float>(g.data(), units[size_t(u)].numel);
+    return Vec<float>(grad_of[size_t(u)]->data(), units[size_t(u)].numel);
   }
 
+  // The reduction of the previous unit completes (it had this unit's backward
+  // to progress under), then this unit's starts; overlap off: it completes here.
   void grad_done(int u) {
     progress();
+    finish_reduce();
     UnitShard& us = units[size_t(u)];
-    const Buffer<float>& g = grad_buf(u);
+    const Buffer<float>& g = *grad_of[size_t(u)];
+    pending.unit = u;
+    pending.in = &g;
     if (qgz)
-      qgz->reduce(u, g.data(), reduced.data(), us.name);
+      qgz->start(u, g.data(), reduced.data(), us.name);
     else
-      with_device_access([&] {
-        comm.reduce_scatter(world, g.data(), reduced.data(), us.slice, wire, Purpose::GradReduce, us.name);
+      pending.req = with_device_access([&] {
+        return comm.start_reduce_scatter(world, g.data(), reduced.data(), us.slice, wire, Purpose::GradReduce,
+                                         us.name);
       });
+    grad_live[size_t(u)] = false;
+    if (!z.overlap) finish_reduce();
+  }
+
+  // Completes the reduction in flight and adds its mean over ranks to the
+  // unit's gradient shard (in the order the reductions started: the same
+  // sums as reducing in place).
+  void finish_reduce() {
+    if (pending.unit < 0) return;
+    if (qgz)
+      qgz->finish();
+    else
+      with_device_access([&] { comm.wait(pending.req); });
+    UnitShard& us = units[size_t(pending.unit)];
     const float inv_p = 1.0f / float(topo.P);  // the mean over ranks
     accumulate_scaled(us.grad.view(), reduced.view(), inv_p, us.slice);
-    grad_live[size_t(u)] = false;
+    pending.unit = -1;
+    pending.in = nullptr;
   }
+
+  // While alive, the model is computing: polls between its kernels advance
+  // the collectives. Inside the engine's own work (nested), they do not.
+  struct Computing {
+    Impl& I;
+    bool before;
+    Computing(Impl& i, bool on) : I(i), before(i.model_running) { I.model_running = on; }
+    ~Computing() { I.model_running = before; }
+  };
 };
 
 Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Model<float>& model)
@@ -272,6 +336,7 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Mode
     I.units.push_back(std::move(s));
   }
   const int64_t max_slice = max_padded / topo.P;
+  I.slots.resize(size_t(z.prefetch_depth) + 1);
   for (Slot& s : I.slots) {
     s.full = Buffer<float>("gathered unit", max_padded);
     int64_t send = I.wire == DType::F32 ? 0 : I.wire_size(max_slice);
@@ -295,12 +360,17 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Mode
   I.grad_shared.resize(I.units.size());
   for (int u : desc.shared_units)
     I.grad_shared[size_t(u)] = Buffer<float>("shared unit grad", padded[size_t(u)]);
-  I.grad_cur = Buffer<float>("unit grad", max_block);
+  for (int k = 0; k < (z.overlap ? 2 : 1); ++k) I.grad_cur.emplace_back("unit grad", max_block);
+  I.grad_of.assign(I.units.size(), nullptr);
   I.grad_live.assign(I.units.size(), false);
   I.reduced = Buffer<float>("reduced grad", max_slice);
   const int64_t bt = int64_t(cfg.train.batch_size) * cfg.train.seq_len;
   I.inputs = Buffer<int32_t>("inputs", bt);
   I.targets = Buffer<int32_t>("targets", bt);
+  if (z.overlap)
+    I.kernel_progress = std::make_unique<KernelProgress>([&I] {
+      if (I.model_running) I.progress();
+    });
 }
 
 Engine::~Engine() = default;
@@ -320,10 +390,26 @@ void Engine::init_weights(uint64_t seed) {
   impl_->invalidate_secondaries();
 }
 
-CVec<float> Engine::acquire(int unit) { return impl_->acquire(unit); }
-void Engine::release(int unit) { impl_->release(unit); }
-Vec<float> Engine::grad(int unit) { return impl_->grad(unit); }
-void Engine::grad_done(int unit) { impl_->grad_done(unit); }
+// The model calls these between its kernels: engine work, not polled.
+namespace {
+template <class I, class F>
+auto engine_work(I& impl, F f) {
+  typename I::Computing c(impl, false);
+  return f();
+}
+}  // namespace
+CVec<float> Engine::acquire(int unit) {
+  return engine_work(*impl_, [&] { return impl_->acquire(unit); });
+}
+void Engine::release(int unit) {
+  engine_work(*impl_, [&] { impl_->release(unit); });
+}
+Vec<float> Engine::grad(int unit) {
+  return engine_work(*impl_, [&] { return impl_->grad(unit); });
+}
+void Engine::grad_done(int unit) {
+  engine_work(*impl_, [&] { impl_->grad_done(unit); });
+}
 
 double Engine::forward_batch(const MicroBatch& mb) {
   auto& I = *impl_;
@@ -336,6 +422,7 @@ double Engine::forward_batch(const MicroBatch& mb) {
   copy_to_device(mb.tokens.data(), I.inputs.view());
   copy_to_device(mb.targets.data(), I.targets.view());
   I.begin_pass(Pass::Forward, model_.unit_schedule(Pass::Forward));
+  Impl::Computing c(I, true);
   return model_.forward(CVec<int32_t>(I.inputs.data(), bt), CVec<int32_t>(I.targets.data(), bt), B, T, *this);
 }
 
@@ -354,8 +441,10 @@ StepStats Engine::train_step(int64_t step, const std::vector<MicroBatch>& micro,
   for (int m = 0; m < A; ++m) {
     sums[0] += forward_batch(micro[size_t(m)]);
     I.begin_pass(Pass::Backward, model_.unit_schedule(Pass::Backward));
+    Impl::Computing c(I, true);
     model_.backward(1.0f / float(bt * A), *this);
   }
+  I.finish_reduce();  // the last unit's gradient, before the norm
   sums[0] /= A;
   for (auto& s : I.units) sums[1] += sum_squares<float>(CVec<float>(s.grad.data(), s.slice), s.slice);
   sums[2] = double(I.comm.counters().total().inter);
@@ -476,7 +565,8 @@ MemoryReport Engine::memory() const {
     r.secondary += s.secondary.bytes();
   }
   for (const auto& s : I.slots) r.gather += s.full.bytes() + s.wire.bytes() + s.send.bytes();
-  r.grad_full = I.grad_cur.bytes();
+  r.grad_full = 0;
+  for (const auto& g : I.grad_cur) r.grad_full += g.bytes();
   for (const auto& g : I.grad_shared) r.grad_full += g.bytes();
   r.qgz = I.qgz ? I.qgz->memory_bytes() : 0;
   return r;

@@ -6,8 +6,11 @@
 // fp32 gradient and of Adam's two moments: 16 bytes per parameter over P.
 // The engine is the model's UnitSource: acquire(u) all-gathers unit u in the
 // communication dtype (bf16 or fp32) and returns it as fp32, with the next
-// unit of the pass already in flight; grad_done(u) reduce-scatters the unit's
-// full gradient (mean over ranks) into this rank's gradient shard. After the
+// unit of the pass already in flight (zero.prefetch_depth units ahead);
+// grad_done(u) reduce-scatters the unit's full gradient (mean over ranks)
+// into this rank's gradient shard — with zero.overlap the reduction stays in
+// flight during the next unit's backward and completes at the next
+// grad_done, before its buffer is reused, or before the step's norm. After the
 // micro-batches of a step the global gradient norm is all-reduced, clipped,
 // and AdamW updates the master shards. The engine decides where bytes travel
 // and knows no layer math; with P = 1 every collective is a local copy.
@@ -61,8 +64,8 @@ struct StepStats {
 // Model-state memory of this rank, as the engine allocated it.
 struct MemoryReport {
   int64_t master = 0, grad = 0, adam = 0;  // fp32 shards
-  int64_t gather = 0;                      // the two full-unit slots (wire + fp32)
-  int64_t grad_full = 0;                   // full-unit gradient buffers (current + shared units)
+  int64_t gather = 0;                      // the prefetch_depth + 1 full-unit slots (wire + fp32)
+  int64_t grad_full = 0;                   // full-unit gradient buffers (current (2 with overlap) + shared)
   int64_t secondary = 0;                   // hpZ: 2Ψ/α in bf16
   int64_t qgz = 0;                         // qgZ staging and error-feedback buffers
   int64_t total() const { return master + grad + adam + gather + grad_full + secondary + qgz; }

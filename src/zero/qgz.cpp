@@ -72,61 +72,109 @@ int64_t QgzReducer::memory_bytes() const {
 }
 
 void QgzReducer::reduce(int unit, const float* grad, float* out, const std::string& label) {
-  const int P = topo_.P, X = topo_.X, Y = topo_.Y;
-  const int64_t n = padded_[size_t(unit)], s = n / P, chunk = n / X, B = s_.block;
-  const float beta = float(s_.beta);
+  start(unit, grad, out, label);
+  finish();
+}
+
+// The error-feedback step of one hop: x += e; quantize; e <- b·e + (1-b)(x - deq(Q(x))).
+void QgzReducer::quantize_with_feedback(float* x, const Buffer<float>& e, const QuantScheme& q_s, uint8_t* q,
+                                        float* sc, int64_t m) {
+  add_error(Vec<float>(x, m), e.view(0, m), m);
+  q_s.quantize(x, q, sc, m);
+  q_s.dequantize(q, sc, deq_.data(), m);
+  update_error(e.view(0, m), CVec<float>(x, m), deq_.view(0, m), float(s_.beta), m);
+}
+
+void QgzReducer::start(int unit, const float* grad, float* out, const std::string& label) {
+  if (cur_.hop != 0)
+    fatal("QgzReducer::start", __FILE__, __LINE__, "unit '" + label + "' started while another is in flight");
+  const int P = topo_.P, X = topo_.X;
+  const int64_t n = padded_[size_t(unit)], s = n / P;
   if (P == 1) {  // nothing to reduce: no quantization either
     Kokkos::deep_copy(Vec<float>(out, s), CVec<float>(grad, s));
     return;
   }
+  cur_.unit = unit;
+  cur_.out = out;
+  cur_.label = label;
   // 1. reorder: chunk x = [S_x, S_{X+x}, ...]: slice y·X + x at x·chunk + y·s.
   float* R = reordered_.data();
-  qgz_reorder(CVec<float>(grad, n), reordered_.view(0, n), n, X, Y);
-  const auto with_feedback = [&](float* x, const Buffer<float>& e, const QuantScheme& q_s, uint8_t* q,
-                                 float* sc, int64_t m) {
-    add_error(Vec<float>(x, m), e.view(0, m), m);
-    q_s.quantize(x, q, sc, m);
-    q_s.dequantize(q, sc, deq_.data(), m);
-    update_error(e.view(0, m), CVec<float>(x, m), deq_.view(0, m), beta, m);
-  };
-  // The hop-2 input: this rank's Y pieces, quantized in the inter-node scheme in q2_/sc2_.
-  if (X == 1) {
-    if (s_.error_feedback)
-      with_feedback(R, e1_[size_t(unit)], inter_, q2_.data(), sc2_.data(), n);
-    else
-      inter_.quantize(R, q2_.data(), sc2_.data(), n);
-  } else {
-    if (s_.error_feedback)
-      with_feedback(R, e1_[size_t(unit)], intra_, q1_.data(), sc1_.data(), n);
-    else
-      intra_.quantize(R, q1_.data(), sc1_.data(), n);
-    // 2. intra-node all-to-all: chunk x to local rank x.
-    with_device_access([&] {
-      comm_.alltoall(node_, q1_.data(), q1_recv_.data(), intra_.payload_bytes(chunk), DType::I8,
-                     Purpose::GradReduce, label);
-      comm_.alltoall(node_, sc1_.data(), sc1_recv_.data(), chunk / B, DType::F32, Purpose::GradReduce, label);
-    });
-    if (Y == 1) {  // one node: the sum is final
-      intra_.dequantize_sum(q1_recv_.data(), sc1_recv_.data(), X, out, chunk);
-      return;
-    }
-    // 3. dequantize the X chunks, sum in fp32, requantize in the inter-node scheme.
-    if (s_.error_feedback) {
-      intra_.dequantize_sum(q1_recv_.data(), sc1_recv_.data(), X, sum_.data(), chunk);
-      with_feedback(sum_.data(), e2_[size_t(unit)], inter_, q2_.data(), sc2_.data(), chunk);
-    } else {
-      intra_.dequant_sum_requant(q1_recv_.data(), sc1_recv_.data(), X, inter_, q2_.data(), sc2_.data(),
-                                 chunk);
-    }
-  }
-  // 4. cross-node all-to-all: piece y to node y (the owner y·X + x).
+  qgz_reorder(CVec<float>(grad, n), reordered_.view(0, n), n, X, topo_.Y);
+  // One rank per node: the hop-2 input (this rank's Y pieces) quantized straight in q2_/sc2_.
+  const bool straight = X == 1;
+  const QuantScheme& q_s = straight ? inter_ : intra_;
+  uint8_t* q = straight ? q2_.data() : q1_.data();
+  float* sc = straight ? sc2_.data() : sc1_.data();
+  if (s_.error_feedback)
+    quantize_with_feedback(R, e1_[size_t(unit)], q_s, q, sc, n);
+  else
+    q_s.quantize(R, q, sc, n);
+  start_hop(straight ? 2 : 1);
+}
+
+void QgzReducer::start_hop(int hop) {
+  const int64_t n = padded_[size_t(cur_.unit)], B = s_.block;
+  cur_.hop = hop;
   with_device_access([&] {
-    comm_.alltoall(cross_, q2_.data(), q2_recv_.data(), inter_.payload_bytes(s), DType::I8,
-                   Purpose::GradReduce, label);
-    comm_.alltoall(cross_, sc2_.data(), sc2_recv_.data(), s / B, DType::F32, Purpose::GradReduce, label);
+    if (hop == 1) {  // 2. intra-node all-to-all: chunk x to local rank x.
+      const int64_t chunk = n / topo_.X;
+      cur_.payload = comm_.start_alltoall(node_, q1_.data(), q1_recv_.data(), intra_.payload_bytes(chunk),
+                                          DType::I8, Purpose::GradReduce, cur_.label);
+      cur_.scales = comm_.start_alltoall(node_, sc1_.data(), sc1_recv_.data(), chunk / B, DType::F32,
+                                         Purpose::GradReduce, cur_.label);
+    } else {  // 4. cross-node all-to-all: piece y to node y (the owner y·X + x).
+      const int64_t s = n / topo_.P;
+      cur_.payload = comm_.start_alltoall(cross_, q2_.data(), q2_recv_.data(), inter_.payload_bytes(s),
+                                          DType::I8, Purpose::GradReduce, cur_.label);
+      cur_.scales = comm_.start_alltoall(cross_, sc2_.data(), sc2_recv_.data(), s / B, DType::F32,
+                                         Purpose::GradReduce, cur_.label);
+    }
   });
-  // 5. dequantize the Y pieces and sum in fp32.
-  inter_.dequantize_sum(q2_recv_.data(), sc2_recv_.data(), Y, out, s);
+}
+
+void QgzReducer::after_hop() {
+  const int X = topo_.X, Y = topo_.Y;
+  const int64_t n = padded_[size_t(cur_.unit)], s = n / topo_.P, chunk = n / X;
+  if (cur_.hop == 2) {  // 5. dequantize the Y pieces and sum in fp32.
+    inter_.dequantize_sum(q2_recv_.data(), sc2_recv_.data(), Y, cur_.out, s);
+    cur_.hop = 0;
+    return;
+  }
+  if (Y == 1) {  // one node: the sum is final
+    intra_.dequantize_sum(q1_recv_.data(), sc1_recv_.data(), X, cur_.out, chunk);
+    cur_.hop = 0;
+    return;
+  }
+  // 3. dequantize the X chunks, sum in fp32, requantize in the inter-node scheme.
+  if (s_.error_feedback) {
+    intra_.dequantize_sum(q1_recv_.data(), sc1_recv_.data(), X, sum_.data(), chunk);
+    quantize_with_feedback(sum_.data(), e2_[size_t(cur_.unit)], inter_, q2_.data(), sc2_.data(), chunk);
+  } else {
+    intra_.dequant_sum_requant(q1_recv_.data(), sc1_recv_.data(), X, inter_, q2_.data(), sc2_.data(), chunk);
+  }
+  start_hop(2);
+}
+
+bool QgzReducer::test() {
+  while (cur_.hop != 0) {
+    const bool done = with_device_access([&] {
+      const bool a = comm_.test(cur_.payload);
+      return comm_.test(cur_.scales) && a;
+    });
+    if (!done) return false;
+    after_hop();
+  }
+  return true;
+}
+
+void QgzReducer::finish() {
+  while (cur_.hop != 0) {
+    with_device_access([&] {
+      comm_.wait(cur_.payload);
+      comm_.wait(cur_.scales);
+    });
+    after_hop();
+  }
 }
 
 }  // namespace zeropp

@@ -52,6 +52,14 @@ class QgzReducer {
   // out[s] = sum over ranks of this rank's slice of `grad` (not yet / P);
   // grad and out are in the backend's memory space.
   void reduce(int unit, const float* grad, float* out, const std::string& label);
+  // The same in steps, one reduction in flight at a time (the staging is
+  // shared): start() reorders and quantizes `grad` (which may then be reused)
+  // and starts hop 1; test() moves it on without blocking (hop 1's sum and
+  // requantization, hop 2, the final sum) and is true once `out` holds the
+  // sum; finish() completes it. The same bits as reduce().
+  void start(int unit, const float* grad, float* out, const std::string& label);
+  bool test();
+  void finish();
 
   // Zero the error-feedback buffers (every error_feedback_reset steps).
   void reset_error_feedback();
@@ -73,6 +81,18 @@ class QgzReducer {
   QuantScheme intra_, inter_;  // hop 1, hop 2
   Group node_, cross_;
   std::vector<int64_t> padded_;
+  // The reduction in flight: its hop (0: none) and the two all-to-alls
+  // (payload, scales) of that hop.
+  struct InFlight {
+    int unit = -1, hop = 0;
+    float* out = nullptr;
+    std::string label;
+    Request payload, scales;
+  } cur_;
+  void start_hop(int hop);
+  void quantize_with_feedback(float* x, const Buffer<float>& e, const QuantScheme& q_s, uint8_t* q, float* sc,
+                              int64_t m);
+  void after_hop();                     // the local work once the current hop's all-to-alls completed
   std::vector<Buffer<float>> e1_, e2_;  // error feedback: hop 1 (reordered G), hop 2 (Y·s)
   // staging, sized for the largest unit
   Buffer<float> reordered_, sum_, deq_;

@@ -22,8 +22,9 @@ TEST_CASE("format_duration: H:MM:SS", "[logging]") {
 }
 
 TEST_CASE("format_step: the grep-able step line ends with elapsed time and ETA", "[logging]") {
-  const StepLine s{12, 500, 2.84123, 3e-4, 0.91, 45.1, 18140, 31.2, 7.58, 65.0, eta_seconds(60.0, 12, 488)};
+  const StepLine s{12,    500,  2.84123, 3e-4,  0.91, 45.1,
+                   18140, 31.2, 7.58,    0.853, 65.0, eta_seconds(60.0, 12, 488)};
   CHECK(format_step(s) ==
         "step 12/500 | loss 2.8412 | lr 3.00e-04 | norm 0.910 | 45.1 ms | 18140 tok/s | 31.2 GFLOP/s | "
-        "xnode 7.58 MB | elapsed 0:01:05 | ETA 0:40:40");
+        "xnode 7.58 MB | hidden 85% | elapsed 0:01:05 | ETA 0:40:40");
 }
