@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/kernel_hooks.hpp"
+
 namespace zeropp {
 
 namespace {
@@ -53,13 +55,6 @@ void begin_access() {
 void end_access() {
   if (--arena->depth == 0) arena->protect(PROT_NONE);
 }
-void begin_kernel(const char*, uint32_t, uint64_t*) { begin_access(); }
-void end_kernel(uint64_t) { end_access(); }
-void begin_copy(Kokkos_Profiling_SpaceHandle, const char*, const void*, Kokkos_Profiling_SpaceHandle,
-                const char*, const void*, uint64_t) {
-  begin_access();
-}
-
 void open_arena() {
   mode_read = true;
   const char* env = std::getenv("ZEROPP_POISON_HOST_ACCESS");
@@ -73,15 +68,8 @@ void open_arena() {
   arena = new Arena;
   arena->base = static_cast<char*>(p);
   arena->page = sysconf(_SC_PAGESIZE);
-  namespace T = Kokkos::Tools::Experimental;
-  T::set_begin_parallel_for_callback(begin_kernel);
-  T::set_end_parallel_for_callback(end_kernel);
-  T::set_begin_parallel_reduce_callback(begin_kernel);
-  T::set_end_parallel_reduce_callback(end_kernel);
-  T::set_begin_parallel_scan_callback(begin_kernel);
-  T::set_end_parallel_scan_callback(end_kernel);
-  T::set_begin_deep_copy_callback(begin_copy);
-  T::set_end_deep_copy_callback(end_access);
+  // Kernels and deep copies may touch the arena; the hook lives as long as the process.
+  static ScopedKernelHook hook({begin_access, end_access});
   struct sigaction sa {};
   sa.sa_sigaction = on_segv;
   sa.sa_flags = SA_SIGINFO;
