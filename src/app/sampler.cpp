@@ -2,18 +2,26 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 
 #include "src/base/errors.hpp"
 
 namespace zeropp {
 
+namespace {
+std::string num(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", x);
+  return b;
+}
+}  // namespace
+
 void check_sampling_rule(const SamplingRule& r) {
   if (!(r.temperature >= 0) || !std::isfinite(r.temperature))
-    throw Error("--temperature " + std::to_string(r.temperature) + ": must be >= 0 (0: greedy)");
+    throw Error("--temperature " + num(r.temperature) + ": must be >= 0 (0: greedy)");
   if (r.top_k < 0) throw Error("--top-k " + std::to_string(r.top_k) + ": must be >= 0 (0: all tokens)");
-  if (!(r.top_p > 0 && r.top_p <= 1))
-    throw Error("--top-p " + std::to_string(r.top_p) + ": must be in (0, 1]");
+  if (!(r.top_p > 0 && r.top_p <= 1)) throw Error("--top-p " + num(r.top_p) + ": must be in (0, 1]");
 }
 
 int greedy_token(const float* logits, int V) { return int(std::max_element(logits, logits + V) - logits); }
