@@ -123,6 +123,8 @@ int run_cli(int argc, char** argv) {
                        "BPE vocabulary folder (encoder.json + vocab.bpe or tokenizer.json); default: the run "
                        "folder's tokenizer/ if any, else byte-level");
   generate->add_flag("--ids", gen.ids, "Print the new token ids, one line per prompt, instead of text");
+  generate->add_flag("--recompute", gen.recompute,
+                     "Recompute the whole forward for every token instead of using the KV cache (timing)");
   generate->allow_extras();
   generate->footer(
       "\nThe checkpoint's saved deck decides the model and the engine; deck keys may be overridden as "

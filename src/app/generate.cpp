@@ -1,6 +1,7 @@
 #include "src/app/generate.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "src/base/errors.hpp"
@@ -20,25 +21,51 @@ void check_generation_fits(const std::vector<std::vector<int32_t>>& prompts, int
   }
 }
 
+namespace {
+// Host copy of n values of a device view, appended to out.
+void append_host(std::vector<float>& out, const float* p, int64_t n) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), CVec<float>(p, n));
+  out.insert(out.end(), h.data(), h.data() + n);
+}
+}  // namespace
+
 std::vector<std::vector<int32_t>> generate(Model<float>& model, const PassRunner& run,
                                            const std::vector<std::vector<int32_t>>& prompts, int max_new,
-                                           const SamplingRule& rule, CoinStream& coins,
-                                           const TokenSink& sink) {
+                                           const SamplingRule& rule, CoinStream& coins, const TokenSink& sink,
+                                           Decoding mode) {
   const int B = int(prompts.size());
-  size_t shortest = prompts[0].size();
-  for (const auto& p : prompts) shortest = std::min(shortest, p.size());
-  std::vector<std::vector<int32_t>> out(static_cast<size_t>(B));
-  Buf<int32_t> feed("generate_tokens", size_t(B) * shortest);
+  size_t shortest = prompts[0].size(), longest = 0;
+  for (const auto& p : prompts) {
+    shortest = std::min(shortest, p.size());
+    longest = std::max(longest, p.size());
+  }
+  std::vector<std::vector<int32_t>> out(static_cast<size_t>(B)), seqs(static_cast<size_t>(B));
   for (int b = 0; b < B; ++b)
-    for (size_t t = 0; t < shortest; ++t) feed(b * int64_t(shortest) + int64_t(t)) = prompts[size_t(b)][t];
-  model.decode_reset(B);
+    seqs[size_t(b)].assign(prompts[size_t(b)].begin(), prompts[size_t(b)].begin() + long(shortest));
+  Buf<int32_t> feed("generate_tokens", size_t(B) * (longest + size_t(max_new)));
+  auto hfeed = Kokkos::create_mirror_view(feed);
+  if (mode == Decoding::KVCache) model.decode_reset(B);
   int pos = 0, Tn = int(shortest);
   std::vector<float> logits;
   for (;;) {
+    // The KV cache needs only the new tokens; recomputing feeds them all.
+    const int from = mode == Decoding::KVCache ? pos : 0, n = pos + Tn - from;
+    for (int b = 0; b < B; ++b)
+      for (int t = 0; t < n; ++t) hfeed(int64_t(b) * n + t) = seqs[size_t(b)][size_t(from + t)];
+    Kokkos::deep_copy(feed, hfeed);
+    const CVec<int32_t> tokens(feed.data(), int64_t(B) * n);
+    logits.clear();
     run([&](UnitSource<float>& src) {
-      const CVec<float> l = model.decode(CVec<int32_t>(feed.data(), int64_t(B) * Tn), B, Tn, pos, src);
-      auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), l);
-      logits.assign(h.data(), h.data() + h.size());
+      if (mode == Decoding::KVCache) {
+        const CVec<float> l = model.decode(tokens, B, n, pos, src);
+        append_host(logits, l.data(), int64_t(l.size()));
+        return;
+      }
+      model.forward(tokens, CVec<int32_t>(), B, n, src);
+      const CVec<float> p = model.probs();  // [B, n, V]
+      const int64_t V = int64_t(p.size()) / (int64_t(B) * n);
+      for (int b = 0; b < B; ++b) append_host(logits, p.data() + (int64_t(b) * n + n - 1) * V, V);
+      for (float& x : logits) x = std::log(x);  // log-probabilities: logits up to a constant
     });
     pos += Tn;
     Tn = 1;
@@ -58,7 +85,7 @@ std::vector<std::vector<int32_t>> generate(Model<float>& model, const PassRunner
       } else {
         tok = mine.back();  // finished: fed along, its logits unused
       }
-      feed(b) = tok;
+      seqs[size_t(b)].push_back(tok);
       more = more || int(mine.size()) < max_new;
     }
     if (!more) break;

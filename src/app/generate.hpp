@@ -24,6 +24,11 @@ using TokenSink = std::function<void(int seq, int32_t token)>;
 // Error naming the numbers otherwise, and for an empty prompt.
 void check_generation_fits(const std::vector<std::vector<int32_t>>& prompts, int max_new, int context);
 
+// KVCache: Model::decode, the new tokens only. Recompute: the whole sequence
+// through Model::forward for every token, as the sampler before the KV cache
+// did (kept to measure what the cache saves: `generate --recompute`).
+enum class Decoding { KVCache, Recompute };
+
 // Generates max_new tokens after each prompt (prompts.size() <= the model's
 // batch). All sequences share the cache's positions: the prefill runs the
 // shortest prompt's length, and longer prompts feed their remaining tokens one
@@ -31,7 +36,7 @@ void check_generation_fits(const std::vector<std::vector<int32_t>>& prompts, int
 // sequence order, only for tokens that are sampled. Returns the new tokens.
 std::vector<std::vector<int32_t>> generate(Model<float>& model, const PassRunner& run,
                                            const std::vector<std::vector<int32_t>>& prompts, int max_new,
-                                           const SamplingRule& rule, CoinStream& coins,
-                                           const TokenSink& sink);
+                                           const SamplingRule& rule, CoinStream& coins, const TokenSink& sink,
+                                           Decoding mode = Decoding::KVCache);
 
 }  // namespace zeropp

@@ -138,10 +138,12 @@ int run_generate(const std::string& arg, const GenerateOptions& opt,
   }
   const double dt = MPI_Wtime() - t0;
   if (world_rank() == 0)
-    std::fprintf(stderr,
-                 "generate: %lld tokens in %.2f s (%.1f tokens/s); KV cache and decode scratch %s per rank\n",
-                 (long long)generated, dt, double(generated) / dt,
-                 human_bytes(double(run.model->decode_bytes())).c_str());
+    std::fprintf(
+        stderr,
+        "generate: %lld tokens in %.2f s (%.1f tokens/s, %s); KV cache and decode scratch %s per rank\n",
+        (long long)generated, dt, double(generated) / dt,
+        opt.recompute ? "recomputing the forward per token" : "KV cache",
+        human_bytes(double(run.model->decode_bytes())).c_str());
   return kExitOk;
 }
 

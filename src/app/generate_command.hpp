@@ -19,8 +19,9 @@ struct GenerateOptions {
   int max_new_tokens = 64;
   SamplingRule rule;
   uint64_t seed = 1234;
-  std::string tokenizer;  // BPE vocabulary folder; "" = ARG/tokenizer when it exists, else byte-level
-  bool ids = false;       // print the new token ids (one line per prompt) instead of text
+  std::string tokenizer;   // BPE vocabulary folder; "" = ARG/tokenizer when it exists, else byte-level
+  bool ids = false;        // print the new token ids (one line per prompt) instead of text
+  bool recompute = false;  // the whole forward per token instead of the KV cache (timing)
 };
 int run_generate(const std::string& arg, const GenerateOptions& opt,
                  const std::vector<std::string>& overrides);

@@ -33,11 +33,12 @@ PassRunner full(FullWeights<float>& src) {
 
 std::vector<std::vector<int32_t>> run_generate(Model<float>& model, const PassRunner& run,
                                                const std::vector<std::vector<int32_t>>& prompts, int n,
-                                               const SamplingRule& rule, uint64_t seed) {
+                                               const SamplingRule& rule, uint64_t seed,
+                                               Decoding mode = Decoding::KVCache) {
   CoinStream coins(seed);
   std::vector<std::vector<int32_t>> streamed(prompts.size());
-  const auto out = generate(model, run, prompts, n, rule, coins,
-                            [&](int b, int32_t t) { streamed[size_t(b)].push_back(t); });
+  const auto out = generate(
+      model, run, prompts, n, rule, coins, [&](int b, int32_t t) { streamed[size_t(b)].push_back(t); }, mode);
   REQUIRE(streamed == out);  // every token reached the sink, in order
   return out;
 }
@@ -58,6 +59,8 @@ TEST_CASE("generate: greedy with the KV cache equals recomputing the forward for
     FullWeights<float> src(*model, 11);
     const int n = 10;
     const auto got = run_generate(*model, full(src), kPrompts, n, greedy(), 1);
+    // `generate --recompute`, the timing baseline, is the same loop through forward().
+    REQUIRE(run_generate(*model, full(src), kPrompts, n, greedy(), 1, Decoding::Recompute) == got);
     for (size_t i = 0; i < kPrompts.size(); ++i) {
       // The old way: the whole sequence through forward() for each new token.
       std::vector<int32_t> seq = kPrompts[i];
