@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "kernels/attention_decode.hpp"
 #include "kernels/crossentropy.hpp"
 #include "kernels/matmul.hpp"
 #include "src/base/errors.hpp"
@@ -79,17 +80,36 @@ class Decoder : public Model<T> {
   }
   // The widths of the family's two MLP activations per token (decode scratch).
   virtual std::pair<int, int> mlp_widths() const = 0;
+  // What a family's decode() works with: the step's tokens on the device,
+  // the scratch, the model's C and L, and B·Tn and B·Tn·C.
+  struct DecodeStep {
+    CVec<int32_t> tok;
+    DecodeScratch<T>& s;
+    int C, L;
+    int64_t BT, nC;
+  };
   // Checks a decode call against the last decode_reset and the cache's size
-  // and keeps its tokens; the tokens on the device.
-  CVec<int32_t> begin_decode(CVec<int32_t> tokens, int B, int Tn, int pos) {
+  // and keeps its tokens.
+  DecodeStep begin_decode(CVec<int32_t> tokens, int B, int Tn, int pos) {
     if (!cache_ || B != dec_B_ || Tn < 1 || pos < 0 || pos + Tn > Tmax_ ||
         int64_t(tokens.size()) < int64_t(B) * Tn)
       throw Error("decode: " + std::to_string(B) + "x" + std::to_string(Tn) + " tokens at position " +
                   std::to_string(pos) + " after decode_reset(" + std::to_string(dec_B_) + ") with room for " +
                   std::to_string(Tmax_) + " positions");
-    decoder::keep_tokens(tokens_, targets_, CVec<int32_t>(tokens.data(), int64_t(B) * Tn), CVec<int32_t>(),
-                         int64_t(B) * Tn);
-    return CVec<int32_t>(tokens_.data(), int64_t(B) * Tn);
+    const int64_t BT = int64_t(B) * Tn;
+    decoder::keep_tokens(tokens_, targets_, CVec<int32_t>(tokens.data(), BT), CVec<int32_t>(), BT);
+    return {CVec<int32_t>(tokens_.data(), BT), *dec_, cfg_.n_embd, cfg_.n_layer, BT, BT * cfg_.n_embd};
+  }
+  // Layer l's attention of the step's queries over the cache, into dec_->atty:
+  // appends the keys and values of qkv [B,Tn,3C] at pos first.
+  void cached_attention(int l, CVec<T> qkv, int B, int Tn, int pos) {
+    const int C = cfg_.n_embd, Tmax = cache_->Tmax;
+    const int64_t BT = int64_t(B) * Tn, cached = int64_t(B) * Tmax * C;
+    cache_->append(l, qkv, B, Tn, pos);
+    attention_decode<T>(decoder::at(dec_->atty, 0, BT * C),
+                        decoder::at(dec_->att, 0, BT * cfg_.n_head * (pos + Tn)), qkv,
+                        decoder::at(cache_->k[size_t(l)], 0, cached),
+                        decoder::at(cache_->v[size_t(l)], 0, cached), B, Tn, pos, Tmax, C, cfg_.n_head);
   }
   // The decode step's logits [B, V]: x [B, C] (each sequence's last position
   // after the final norm) against unit `unit`'s first parameter [V, C].

@@ -14,16 +14,9 @@ using test::FullWeights;
 
 namespace {
 
+// V, max_seq_len, L, H, C, family, LLaMA's SwiGLU width.
 ModelConfig decode_model(const std::string& family) {
-  ModelConfig m;
-  m.family = family;
-  m.vocab_size = 29;
-  m.max_seq_len = 12;
-  m.n_layer = 2;
-  m.n_head = 3;
-  m.n_embd = 12;
-  m.ffn_hidden = family == "llama" ? 20 : 0;
-  return m;
+  return ModelConfig{29, 12, 2, 3, 12, family, family == "llama" ? 20 : 0};
 }
 
 // Softmax of logits[0..V) in double.

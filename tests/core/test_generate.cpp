@@ -14,16 +14,8 @@ using namespace zeropp::test;
 
 namespace {
 
-ModelConfig gen_model(const std::string& family) {
-  ModelConfig m;
-  m.family = family;
-  m.vocab_size = 64;
-  m.max_seq_len = 16;
-  m.n_layer = 2;
-  m.n_head = 2;
-  m.n_embd = 24;
-  return m;
-}
+// V, max_seq_len, L, H, C, family (LLaMA's SwiGLU width: 4C).
+ModelConfig gen_model(const std::string& family) { return ModelConfig{64, 16, 2, 2, 24, family, 0}; }
 
 const std::vector<std::vector<int32_t>> kPrompts = {{5, 9, 1}, {7}, {3, 3, 60, 2, 8}};
 

@@ -2,7 +2,6 @@
 // tokens, their attention reading the KV cache. Kept apart from gpt2.cpp so
 // that the training forward can change its kernels independently; the
 // decode-equals-forward tests (tests/core/test_decode.cpp) tie the two.
-#include "kernels/attention_decode.hpp"
 #include "kernels/encoder.hpp"
 #include "kernels/gelu.hpp"
 #include "kernels/layernorm.hpp"
@@ -13,16 +12,14 @@
 
 namespace zeropp {
 
+namespace {
+using namespace decoder;
+using namespace gpt2;  // BlockParam, units
+}  // namespace
+
 template <class T>
 CVec<T> GPT<T>::decode(CVec<int32_t> tokens, int B, int Tn, int pos, UnitSource<T>& src) {
-  using namespace decoder;
-  using namespace gpt2;
-  const CVec<int32_t> tok = this->begin_decode(tokens, B, Tn, pos);
-  const int C = cfg_.n_embd, NH = cfg_.n_head, L = cfg_.n_layer;
-  const int64_t BT = int64_t(B) * Tn, nC = BT * C;
-  const Precision prec = this->prec_;
-  DecodeScratch<T>& s = *this->dec_;
-  KVCache<T>& kv = *this->cache_;
+  const auto [tok, s, C, L, BT, nC] = this->begin_decode(tokens, B, Tn, pos);
   {
     CVec<T> w = src.acquire(kEmbeddings);
     const auto& ps = layout_.units[kEmbeddings].params;
@@ -38,21 +35,18 @@ CVec<T> GPT<T>::decode(CVec<int32_t> tokens, int B, int Tn, int pos, UnitSource<
     layernorm_forward<T>(at(s.norm, 0, nC), at(s.mean, 0, BT), at(s.rstd, 0, BT), at(s.x, 0, nC),
                          P(w, ps[LN1W]), P(w, ps[LN1B]), int(BT), C);
     matmul_forward<T>(at(s.qkv, 0, 3 * nC), at(s.norm, 0, nC), P(w, ps[ATTNW]), P(w, ps[ATTNB]), int(BT), C,
-                      3 * C, Trans::N, prec);
-    kv.append(l, at(s.qkv, 0, 3 * nC), B, Tn, pos);
-    attention_decode<T>(at(s.atty, 0, nC), at(s.att, 0, BT * NH * (pos + Tn)), at(s.qkv, 0, 3 * nC),
-                        at(kv.k[size_t(l)], 0, int64_t(B) * kv.Tmax * C),
-                        at(kv.v[size_t(l)], 0, int64_t(B) * kv.Tmax * C), B, Tn, pos, kv.Tmax, C, NH);
+                      3 * C, Trans::N, this->prec_);
+    this->cached_attention(l, at(s.qkv, 0, 3 * nC), B, Tn, pos);
     matmul_forward<T>(at(s.proj, 0, nC), at(s.atty, 0, nC), P(w, ps[APROJW]), P(w, ps[APROJB]), int(BT), C, C,
-                      Trans::N, prec);
+                      Trans::N, this->prec_);
     residual_forward<T>(at(s.x2, 0, nC), at(s.x, 0, nC), at(s.proj, 0, nC), nC);
     layernorm_forward<T>(at(s.norm, 0, nC), at(s.mean, 0, BT), at(s.rstd, 0, BT), at(s.x2, 0, nC),
                          P(w, ps[LN2W]), P(w, ps[LN2B]), int(BT), C);
     matmul_forward<T>(at(s.hid1, 0, 4 * nC), at(s.norm, 0, nC), P(w, ps[FCW]), P(w, ps[FCB]), int(BT), C,
-                      4 * C, Trans::N, prec);
+                      4 * C, Trans::N, this->prec_);
     gelu_forward<T>(at(s.hid2, 0, 4 * nC), at(s.hid1, 0, 4 * nC), 4 * nC);
     matmul_forward<T>(at(s.proj, 0, nC), at(s.hid2, 0, 4 * nC), P(w, ps[MPROJW]), P(w, ps[MPROJB]), int(BT),
-                      4 * C, C, Trans::N, prec);
+                      4 * C, C, Trans::N, this->prec_);
     residual_forward<T>(at(s.x, 0, nC), at(s.x2, 0, nC), at(s.proj, 0, nC), nC);
     src.release(u);
   }
