@@ -33,11 +33,15 @@ class Decoder : public Model<T> {
     if (B < 1 || B > Bmax_)
       throw Error("decode_reset: " + std::to_string(B) + " sequences; the model holds 1.." +
                   std::to_string(Bmax_));
-    if (!cache_) {
+    // Sized for the B asked for (the training sample's one sequence does not
+    // pay for Bmax); grown when a later reset asks for more.
+    if (B > dec_alloc_B_) {
       const auto [H1, H2] = mlp_widths();
-      cache_ = std::make_unique<KVCache<T>>(cfg_.n_layer, Bmax_, Tmax_, cfg_.n_embd);
-      dec_ =
-          std::make_unique<DecodeScratch<T>>(Bmax_, Tmax_, cfg_.n_embd, cfg_.n_head, H1, H2, cfg_.vocab_size);
+      dec_.reset();
+      cache_.reset();
+      cache_ = std::make_unique<KVCache<T>>(cfg_.n_layer, B, Tmax_, cfg_.n_embd);
+      dec_ = std::make_unique<DecodeScratch<T>>(B, Tmax_, cfg_.n_embd, cfg_.n_head, H1, H2, cfg_.vocab_size);
+      dec_alloc_B_ = B;
     }
     dec_B_ = B;
   }
@@ -131,6 +135,7 @@ class Decoder : public Model<T> {
   const int Bmax_, Tmax_;  // the sizes the buffers hold
   int B_ = 0, Tn_ = 0;     // the last forward's batch and sequence length
   int dec_B_ = 0;          // sequences since the last decode_reset
+  int dec_alloc_B_ = 0;    // sequences the cache and its scratch hold
   std::unique_ptr<KVCache<T>> cache_;
   std::unique_ptr<DecodeScratch<T>> dec_;
   Buf<int32_t> tokens_, targets_;  // the last forward's, for its backward

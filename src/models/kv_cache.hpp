@@ -1,7 +1,7 @@
 // What a decoder keeps while it generates: the keys and values of every
 // layer for the tokens decoded so far (the KV cache), and the scratch one
-// decode step needs. Allocated on the first decode_reset, for the model's
-// Bmax sequences of up to Tmax tokens, so training never pays for it.
+// decode step needs. Allocated by decode_reset for its B sequences of up to
+// Tmax tokens, so training never pays for it.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,7 @@ namespace zeropp {
 template <class T>
 struct KVCache {
   int Tmax = 0, C = 0;
-  // Per layer [Bmax, Tmax, C]: sequence b's position t at (b*Tmax + t)*C.
+  // Per layer [B, Tmax, C] (B of the largest decode_reset): sequence b's position t at (b*Tmax + t)*C.
   std::vector<Buf<T>> k, v;
 
   KVCache(int L, int Bmax, int Tmax, int C);

@@ -95,7 +95,8 @@ class Model {
 
   // Generation with a KV cache. decode_reset(B) starts B <= Bmax new
   // sequences with empty caches (the caches and their scratch, sized for
-  // Bmax×Tmax, are allocated on the first call; decode_bytes() says how much).
+  // B×Tmax, are allocated by the first call and grown by one with a larger B;
+  // decode_bytes() says how much).
   // decode() then runs tokens [B, Tn] at positions pos..pos+Tn-1 of every
   // sequence (pos: the tokens decoded since the reset, the same for all B;
   // pos + Tn <= Tmax): a prompt's prefill is one call with Tn = its length,

@@ -105,4 +105,8 @@ TEST_CASE("decode: a reset starts new sequences; bad calls are refused", "[model
   CHECK_THROWS_WITH(model->decode(t, 1, 1, m.max_seq_len, src), Catch::Contains("position 12"));
   CHECK_THROWS_WITH(model->decode(t, 2, 1, 4, src), Catch::Contains("decode_reset(1)"));
   CHECK_THROWS_WITH(model->decode_reset(3), Catch::Contains("1..2"));
+  const int64_t one = model->decode_bytes();
+  model->decode_reset(2);  // grows the cache for two sequences
+  CHECK(model->decode_bytes() > one);
+  model->decode(CVec<int32_t>(tok.data(), 4), 2, 2, 0, src);
 }
