@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/causal_softmax.hpp"
 #include "kernels/gemm.hpp"
 
 namespace zeropp {
@@ -22,19 +23,7 @@ void attention_forward(Vec<T> out, Vec<T> preatt, Vec<T> att, CVec<T> qkv, int B
   T* a = att.data();
   Kokkos::parallel_for(
       "attention_softmax", Range(0, int64_t(B) * NH * Tn), KOKKOS_LAMBDA(const int64_t row) {
-        const int t = int(row % Tn);
-        const T* p = pre + row * Tn;
-        T* ar = a + row * Tn;
-        T maxv = p[0];
-        for (int t2 = 1; t2 <= t; ++t2) maxv = p[t2] > maxv ? p[t2] : maxv;
-        T sum = 0;
-        for (int t2 = 0; t2 <= t; ++t2) {
-          ar[t2] = Kokkos::Experimental::exp(p[t2] - maxv);
-          sum += ar[t2];
-        }
-        const T inv = T(1) / sum;
-        for (int t2 = 0; t2 <= t; ++t2) ar[t2] *= inv;
-        for (int t2 = t + 1; t2 < Tn; ++t2) ar[t2] = T(0);
+        causal_softmax_row(a + row * Tn, pre + row * Tn, int(row % Tn), Tn);
       });
   for (int b = 0; b < B; ++b) {
     const T* v = qkv.data() + b * Tn * C3 + 2 * C;

@@ -3,7 +3,8 @@
 // [out, in], padded vocabulary); tests/torch/gpt2_safetensors.py makes both
 // with the same random weights, and PyTorch's next-token probabilities. Read
 // back from the HDF5 checkpoint, each gives PyTorch's probabilities (softmax
-// of the logits) and loss within 1e-5 relative.
+// of the logits) and loss within 1e-5 relative, through the forward and
+// through generation's KV-cache decode alike.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
@@ -86,6 +87,30 @@ void check_import(const std::string& source, WeightsFormat format, const ImportR
       FAIL("probability " << i << ": ours " << probs(int64_t(i)) << ", torch " << ref.probs[i]
                           << " (relative error " << err << ")");
   }
+  // Generation's path: a prefill of 4 tokens, then one token at a time with the KV cache.
+  model.decode_reset(ref.B);
+  double worst_decode = 0;
+  std::vector<int32_t> step(size_t(ref.B) * ref.T);
+  for (int pos = 0, Tn = 4; pos < ref.T; pos += Tn, Tn = 1) {
+    for (int b = 0; b < ref.B; ++b)
+      for (int t = 0; t < Tn; ++t) step[size_t(b * Tn + t)] = ref.tokens[size_t(b * ref.T + pos + t)];
+    const CVec<float> logits = model.decode(CVec<int32_t>(step.data(), ref.B * Tn), ref.B, Tn, pos, w);
+    for (int b = 0; b < ref.B; ++b) {
+      const float* l = logits.data() + int64_t(b) * ref.V;
+      double mx = l[0], z = 0;
+      for (int v = 0; v < ref.V; ++v) mx = std::max(mx, double(l[v]));
+      for (int v = 0; v < ref.V; ++v) z += std::exp(double(l[v]) - mx);
+      for (int v = 0; v < ref.V; ++v) {
+        const double want = ref.probs[(size_t(b) * ref.T + size_t(pos + Tn - 1)) * ref.V + size_t(v)];
+        const double err = std::abs(std::exp(double(l[v]) - mx) / z - want) / want;
+        worst_decode = std::max(worst_decode, err);
+        if (!(err <= 1e-5))
+          FAIL("decode: sequence " << b << " position " << pos + Tn - 1 << " token " << v
+                                   << ": relative error " << err);
+      }
+    }
+  }
+  WARN(source << ": decode with the KV cache, worst probability relative error " << worst_decode);
   const double loss = model.forward(CVec<int32_t>(ref.tokens.data(), n), CVec<int32_t>(ref.targets.data(), n),
                                     ref.B, ref.T, w);
   WARN(source << ": worst probability relative error " << worst << "; loss " << loss << " vs torch "

@@ -12,6 +12,9 @@ package (the format is written here: 8-byte header length, JSON header, raw byte
   OUT_DIR/config.json        its shape, in Hugging Face's keys
   OUT_DIR/gpt2_llmc.bin      the same weights as llm.c's float32 model file (version 3):
                              layers stacked, matrices [out, in], wte padded to Vp = 128 rows
+  OUT_DIR/greedy_prompt.txt  a prompt of printable bytes (ids 32..95, one line) and
+  OUT_DIR/greedy_ids.txt     PyTorch's greedy continuation of it (11 ids, recomputing the
+                             whole float64 forward for every token; tests/cli/generate_torch.sh)
   OUT_DIR/reference.bin      magic b"ZPPIMP01"; int32 B, T, V; tokens B*T int32;
                              targets B*T int32; probabilities B*T*V float64 (softmax of the
                              logits); loss float64 (mean cross-entropy); b"ZPPIEND1"
@@ -90,6 +93,15 @@ def main():
         f.write(targets.to(torch.int32).numpy().astype("<i4").tobytes())
         f.write(probs.numpy().astype("<f8").tobytes())
         f.write(struct.pack("<d", loss.item()) + b"ZPPIEND1")
+    prompt = torch.randint(32, min(96, a.V), (5,), generator=g)
+    seq = prompt.view(1, -1)
+    for _ in range(11):
+        nxt = gpt2_logits(p64, seq, a.L, a.H, a.C)[0, -1].argmax()
+        seq = torch.cat([seq, nxt.view(1, 1)], dim=1)
+    with open(os.path.join(a.out_dir, "greedy_prompt.txt"), "w") as f:
+        f.write("".join(chr(t) for t in prompt.tolist()) + "\n")
+    with open(os.path.join(a.out_dir, "greedy_ids.txt"), "w") as f:
+        f.write(" ".join(str(t) for t in seq[0, len(prompt):].tolist()) + "\n")
     print(f"gpt2_safetensors: {len(tensors)} tensors, loss {loss.item():.17g} -> {a.out_dir}")
 
 
