@@ -81,6 +81,8 @@ struct ZeroConfig {
   bool gradient_error_feedback = false;  // LoCo-style error compensation per hop
   double error_feedback_beta = 0.8;
   int error_feedback_reset = 1024;  // zero the error buffers every N steps
+  // How passes outside training (generation) get the weights (src/zero/inference_weights.hpp)
+  std::string inference_weights = "zero3";  // zero3 | hpz | int8 | int4 | hpz+int8 | hpz+int4
 };
 
 struct CheckpointConfig {

@@ -169,6 +169,12 @@ std::vector<Key> build_table() {
            {in_unit_interval()});
   zero.add("error_feedback_reset", &ZeroConfig::error_feedback_reset,
            "zero the error-feedback buffers every N steps", {positive()});
+  zero.add(
+      "inference_weights", &ZeroConfig::inference_weights,
+      "generation's weights: zero3 gathers every unit per use; hpz gathers once into the hpZ group "
+      "(hpz_partition_size, the node when 0 or 1), then inside it; int8/int4 build a quantized full copy "
+      "once (weight_block); hpz+int8/hpz+int4 partition that copy over the hpZ group",
+      {one_of({"zero3", "hpz", "int8", "int4", "hpz+int8", "hpz+int4"})});
 
   Section<CheckpointConfig> ckpt{t, "checkpoint", &Config::checkpoint};
   ckpt.add("dir", &CheckpointConfig::dir, "where checkpoints go (\"\": checkpoints/ in train.out_dir)");
