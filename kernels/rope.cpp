@@ -27,20 +27,20 @@ KOKKOS_INLINE_FUNCTION void rotate_row(T* y, const T* x, int t, int C, int hs, T
 namespace {
 // Every row of x rotated by sign·theta into y (added to y when acc).
 template <class T>
-void rope_rows(const char* name, T* y, const T* x, int B, int Tn, int C, int NH, T sign, bool acc) {
+void rope_rows(const char* name, T* y, const T* x, int B, int Tn, int C, int NH, T sign, bool acc, int pos0) {
   const int hs = C / NH;
   Kokkos::parallel_for(
       name, Range(0, int64_t(B) * Tn), KOKKOS_LAMBDA(const int64_t bt) {
-        rotate_row(y + bt * 3 * C, x + bt * 3 * C, int(bt % Tn), C, hs, sign, acc);
+        rotate_row(y + bt * 3 * C, x + bt * 3 * C, pos0 + int(bt % Tn), C, hs, sign, acc);
       });
 }
 
 // The same in plain double arithmetic per element, the tests' reference.
 template <class T>
-void rope_rows_reference(Vec<T> y, CVec<T> x, int B, int Tn, int C, int NH, double sign, bool acc) {
+void rope_rows_reference(Vec<T> y, CVec<T> x, int B, int Tn, int C, int NH, double sign, bool acc, int pos0) {
   const int hs = C / NH;
   for (int64_t bt = 0; bt < int64_t(B) * Tn; ++bt) {
-    const double t = double(bt % Tn);
+    const double t = double(pos0 + bt % Tn);
     const int64_t row = bt * 3 * C;
     for (int j = 0; j < 3 * C; j += 2) {
       double a = x(row + j), b = x(row + j + 1);
@@ -60,29 +60,41 @@ void rope_rows_reference(Vec<T> y, CVec<T> x, int B, int Tn, int C, int NH, doub
 
 template <class T>
 void rope_forward(Vec<T> out, CVec<T> inp, int B, int Tn, int C, int NH) {
-  rope_rows("rope_forward", out.data(), inp.data(), B, Tn, C, NH, T(1), false);
+  rope_forward_at<T>(out, inp, B, Tn, C, NH, 0);
+}
+
+template <class T>
+void rope_forward_at(Vec<T> out, CVec<T> inp, int B, int Tn, int C, int NH, int pos0) {
+  rope_rows("rope_forward", out.data(), inp.data(), B, Tn, C, NH, T(1), false, pos0);
 }
 
 template <class T>
 void rope_backward(Vec<T> dinp, CVec<T> dout, int B, int Tn, int C, int NH) {
-  rope_rows("rope_backward", dinp.data(), dout.data(), B, Tn, C, NH, T(-1), true);
+  rope_rows("rope_backward", dinp.data(), dout.data(), B, Tn, C, NH, T(-1), true, 0);
 }
 
 template <class T>
 void rope_forward_reference(Vec<T> out, CVec<T> inp, int B, int Tn, int C, int NH) {
-  rope_rows_reference(out, inp, B, Tn, C, NH, 1.0, false);
+  rope_forward_at_reference<T>(out, inp, B, Tn, C, NH, 0);
+}
+
+template <class T>
+void rope_forward_at_reference(Vec<T> out, CVec<T> inp, int B, int Tn, int C, int NH, int pos0) {
+  rope_rows_reference(out, inp, B, Tn, C, NH, 1.0, false, pos0);
 }
 
 template <class T>
 void rope_backward_reference(Vec<T> dinp, CVec<T> dout, int B, int Tn, int C, int NH) {
-  rope_rows_reference(dinp, dout, B, Tn, C, NH, -1.0, true);
+  rope_rows_reference(dinp, dout, B, Tn, C, NH, -1.0, true, 0);
 }
 
-#define ZEROPP_INSTANTIATE_ROPE(T)                                              \
-  template void rope_forward<T>(Vec<T>, CVec<T>, int, int, int, int);           \
-  template void rope_backward<T>(Vec<T>, CVec<T>, int, int, int, int);          \
-  template void rope_forward_reference<T>(Vec<T>, CVec<T>, int, int, int, int); \
-  template void rope_backward_reference<T>(Vec<T>, CVec<T>, int, int, int, int);
+#define ZEROPP_INSTANTIATE_ROPE(T)                                               \
+  template void rope_forward<T>(Vec<T>, CVec<T>, int, int, int, int);            \
+  template void rope_backward<T>(Vec<T>, CVec<T>, int, int, int, int);           \
+  template void rope_forward_reference<T>(Vec<T>, CVec<T>, int, int, int, int);  \
+  template void rope_backward_reference<T>(Vec<T>, CVec<T>, int, int, int, int); \
+  template void rope_forward_at<T>(Vec<T>, CVec<T>, int, int, int, int, int);    \
+  template void rope_forward_at_reference<T>(Vec<T>, CVec<T>, int, int, int, int, int);
 ZEROPP_INSTANTIATE_ROPE(float)
 ZEROPP_INSTANTIATE_ROPE(double)
 

@@ -17,11 +17,19 @@ namespace zeropp {
 template <class T>
 void rope_forward(Vec<T> out, CVec<T> inp, int B, int Tn, int C, int NH);
 
+// The same for rows at positions pos0..pos0+Tn-1 (generation: new tokens
+// after pos0 cached ones); rope_forward is pos0 = 0.
+template <class T>
+void rope_forward_at(Vec<T> out, CVec<T> inp, int B, int Tn, int C, int NH, int pos0);
+
 template <class T>
 void rope_backward(Vec<T> dinp, CVec<T> dout, int B, int Tn, int C, int NH);
 
 template <class T>
 void rope_forward_reference(Vec<T> out, CVec<T> inp, int B, int Tn, int C, int NH);
+
+template <class T>
+void rope_forward_at_reference(Vec<T> out, CVec<T> inp, int B, int Tn, int C, int NH, int pos0);
 
 template <class T>
 void rope_backward_reference(Vec<T> dinp, CVec<T> dout, int B, int Tn, int C, int NH);

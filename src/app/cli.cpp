@@ -15,6 +15,7 @@
 #include "src/app/bench_generate.hpp"
 #include "src/app/build_info.hpp"
 #include "src/app/ckpt_convert.hpp"
+#include "src/app/generate_command.hpp"
 #include "src/app/logging.hpp"
 #include "src/app/train.hpp"
 #include "src/base/errors.hpp"
@@ -98,6 +99,43 @@ int run_cli(int argc, char** argv) {
       ->excludes(resume_opt);
   train->allow_extras();
   train->footer("\n" + keys_help());
+
+  std::string model_arg;
+  GenerateOptions gen;
+  auto* generate = app.add_subcommand(
+      "generate", "Generate text from a checkpoint on P ranks (weights sharded as in training, KV cache)");
+  generate->add_option("checkpoint", model_arg, "Checkpoint file or folder, or a run folder")->required();
+  generate->add_option("--prompt", gen.prompts, "A prompt (repeatable)");
+  generate->add_option("--prompt-file", gen.prompt_file, "Prompts, one per line (empty lines skipped)");
+  generate->add_option("--batch", gen.batch, "Prompts decoded together")->capture_default_str();
+  generate->add_option("--max-new-tokens", gen.max_new_tokens, "Tokens generated per prompt")
+      ->capture_default_str();
+  generate->add_option("--temperature", gen.rule.temperature, "Softmax temperature (0: greedy)")
+      ->capture_default_str();
+  generate->add_option("--top-k", gen.rule.top_k, "Draw from the k most probable tokens (0: all)")
+      ->capture_default_str();
+  generate
+      ->add_option("--top-p", gen.rule.top_p,
+                   "Draw from the most probable tokens holding this mass, in (0, 1]")
+      ->capture_default_str();
+  generate->add_option("--seed", gen.seed, "Seed of the draws (every rank draws the same)")
+      ->capture_default_str();
+  generate->add_option("--tokenizer", gen.tokenizer,
+                       "BPE vocabulary folder (encoder.json + vocab.bpe or tokenizer.json); default: the run "
+                       "folder's tokenizer/ if any, else byte-level");
+  generate->add_flag("--ids", gen.ids, "Print the new token ids, one line per prompt, instead of text");
+  generate->allow_extras();
+  generate->footer(
+      "\nThe checkpoint's saved deck decides the model and the engine; deck keys may be overridden as "
+      "in train (e.g. --zero.hpz_partition_size=2). One prompt at a time streams its tokens; a batch "
+      "of several prints each text when the batch is done.");
+  EvalOptions ev;
+  auto* eval = app.add_subcommand("eval", "Mean loss and perplexity of a checkpoint over a token file");
+  eval->add_option("checkpoint", model_arg, "Checkpoint file or folder, or a run folder")->required();
+  eval->add_option("--data", ev.data, "Token file (or list/glob, as data.train)")->required();
+  eval->add_option("--max-batches", ev.max_batches, "At most this many batches per rank (0: every window)")
+      ->capture_default_str();
+  eval->allow_extras();
 
   std::vector<std::string> inputs;
   std::string out_dir, tokenizer_dir;
@@ -238,6 +276,8 @@ int run_cli(int argc, char** argv) {
       const Config cfg = collectively(MPI_COMM_WORLD, [&] { return load_config(deck, overrides_of(train)); });
       return run_training(cfg, deck, resume, overwrite, init_from);
     }
+    if (*generate) return run_generate(model_arg, gen, overrides_of(generate));
+    if (*eval) return run_eval(model_arg, ev, overrides_of(eval));
     if (*prep) {
       // One writer: the others wait for its verdict.
       const std::string line = collectively(MPI_COMM_WORLD, [&]() -> std::string {

@@ -101,19 +101,24 @@ ResumePoint resume_run(const Topology& topo, Engine& engine, const ModelDescript
   return rp;
 }
 
-void init_from_checkpoint(const Topology& topo, Engine& engine, const ModelDescription& model,
-                          const std::string& path) {
+int64_t load_model_weights(const Topology& topo, Engine& engine, const ModelDescription& model,
+                           const std::string& path, const std::string& what) {
   MPI_Comm world = topo.world.get();
   const CheckpointMeta saved = read_checkpoint(world, path, {});
-  check_same_model(parse_config_text(saved.deck_toml, path + " (saved deck)").model, model, path,
-                   "init from");
+  check_same_model(parse_config_text(saved.deck_toml, path + " (saved deck)").model, model, path, what);
   ShardGroups shards;  // the weights only: the moments stay zero
   for (auto& g : engine.checkpoint_shards(false))
     if (g.first == "model") shards.push_back(std::move(g));
   read_checkpoint(world, path, shards);
   engine.weights_loaded();
+  return saved.step;
+}
+
+void init_from_checkpoint(const Topology& topo, Engine& engine, const ModelDescription& model,
+                          const std::string& path) {
+  const int64_t step = load_model_weights(topo, engine, model, path, "init from");
   log0("init-from: model weights from %s (saved at step %lld); starting at step 0 with a fresh optimizer\n",
-       path.c_str(), (long long)saved.step);
+       path.c_str(), (long long)step);
 }
 
 }  // namespace zeropp

@@ -48,6 +48,12 @@ struct ResumePoint {
 ResumePoint resume_run(const Topology& topo, Engine& engine, const ModelDescription& model, const Config& cfg,
                        const std::string& which);
 
+// Collective. Reads only the model weights of checkpoint `path` into the engine's master
+// shards (refusing another model: "refusing to <what> a different model");
+// the checkpoint's step.
+int64_t load_model_weights(const Topology& topo, Engine& engine, const ModelDescription& model,
+                           const std::string& path, const std::string& what);
+
 // Collective. Fine-tuning: loads only the model weights of the checkpoint file
 // `path` (e.g. one `zeropp ckpt import` made) into the engine's master shards;
 // the run starts at step 0 with fresh optimizer state. Refuses (Error) a

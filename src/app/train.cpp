@@ -15,9 +15,9 @@
 #include "kernels/gemm.hpp"
 #include "kernels/gemm_bf16.hpp"
 #include "src/app/build_info.hpp"
+#include "src/app/generate.hpp"
 #include "src/app/logging.hpp"
 #include "src/app/non_finite.hpp"
-#include "src/app/sampler.hpp"
 #include "src/app/save_and_resume.hpp"
 #include "src/base/errors.hpp"
 #include "src/comm/communicator.hpp"
@@ -169,6 +169,25 @@ StepRecord metrics_record(int64_t step, const StepStats& st, double lr, double s
   return r;
 }
 
+// The sample printed after training: train.sample_prompt's bytes and
+// train.sample_tokens drawn at temperature 1 with the KV cache, cut to what
+// fits train.seq_len (the prompt's last seq_len bytes, then as many tokens as fit).
+std::string training_sample(Run& run) {
+  const auto& t = run.cfg.train;
+  std::vector<int32_t> toks(t.sample_prompt.begin(), t.sample_prompt.end());
+  for (auto& c : toks) c = int32_t(uint8_t(c));
+  if (toks.empty()) toks.push_back('\n');
+  if (int(toks.size()) > t.seq_len) toks.erase(toks.begin(), toks.end() - t.seq_len);
+  const int n = std::min(t.sample_tokens, t.seq_len + 1 - int(toks.size()));
+  if (n < t.sample_tokens) log0("sample: %d tokens fit train.seq_len = %d after the prompt\n", n, t.seq_len);
+  CoinStream coins(uint64_t(t.seed));
+  const auto more = generate(
+      *run.model, [&](const std::function<void(UnitSource<float>&)>& f) { run.engine.inference_pass(f); },
+      {toks}, n, SamplingRule{}, coins, [](int, int32_t) {});
+  toks.insert(toks.end(), more[0].begin(), more[0].end());
+  return decode_bytes(toks);
+}
+
 }  // namespace
 
 int run_training(const Config& cfg, const std::string& deck_path, const std::string& resume, bool overwrite,
@@ -291,12 +310,7 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
     log0("steady state: %.1f ms/step | %.0f tok/s | %.1f GFLOP/s (mean of %lld steps after the first)\n",
          steady_s / double(steady_n) * 1e3, tokens_per_step * double(steady_n) / steady_s,
          flops_per_token * tokens_per_step * double(steady_n) / steady_s * 1e-9, (long long)steady_n);
-  if (t.sample_tokens > 0) {
-    const auto toks =
-        sample_tokens([&](const std::vector<int32_t>& ctx) { return engine.next_token_probs(ctx); },
-                      t.sample_prompt, t.sample_tokens, t.seq_len, uint64_t(t.seed));
-    log0("sample:\n%s\n", decode_bytes(toks).c_str());
-  }
+  if (t.sample_tokens > 0) log0("sample:\n%s\n", training_sample(run).c_str());
   return kExitOk;
 }
 

@@ -6,11 +6,15 @@
 #pragma once
 
 #include <cmath>
+#include <memory>
+#include <string>
 #include <utility>
 
 #include "kernels/crossentropy.hpp"
 #include "kernels/matmul.hpp"
+#include "src/base/errors.hpp"
 #include "src/models/decoder_parts.hpp"
+#include "src/models/kv_cache.hpp"
 #include "src/models/model.hpp"
 
 namespace zeropp {
@@ -24,6 +28,19 @@ class Decoder : public Model<T> {
     init_elements(layout_.units[size_t(unit)], unit, seed, 0.02, 0.02 / std::sqrt(2.0 * cfg_.n_layer), begin,
                   end, out);
   }
+  void decode_reset(int B) override {
+    if (B < 1 || B > Bmax_)
+      throw Error("decode_reset: " + std::to_string(B) + " sequences; the model holds 1.." +
+                  std::to_string(Bmax_));
+    if (!cache_) {
+      const auto [H1, H2] = mlp_widths();
+      cache_ = std::make_unique<KVCache<T>>(cfg_.n_layer, Bmax_, Tmax_, cfg_.n_embd);
+      dec_ =
+          std::make_unique<DecodeScratch<T>>(Bmax_, Tmax_, cfg_.n_embd, cfg_.n_head, H1, H2, cfg_.vocab_size);
+    }
+    dec_B_ = B;
+  }
+  int64_t decode_bytes() const override { return cache_ ? cache_->bytes() + dec_->bytes() : 0; }
 
  protected:
   // Buffers for up to B sequences of up to Tmax tokens.
@@ -31,6 +48,8 @@ class Decoder : public Model<T> {
       : cfg_(cfg),
         desc_(std::move(desc)),
         layout_(desc_.layout),
+        Bmax_(B),
+        Tmax_(Tmax),
         tokens_("tokens", size_t(B) * Tmax),
         targets_("targets", size_t(B) * Tmax),
         logits_("logits", size_t(B) * Tmax * cfg.vocab_size),
@@ -58,13 +77,42 @@ class Decoder : public Model<T> {
                                     int(BT), V);
     return with_targets ? decoder::mean_loss(losses_, BT) : 0.0;
   }
+  // The widths of the family's two MLP activations per token (decode scratch).
+  virtual std::pair<int, int> mlp_widths() const = 0;
+  // Checks a decode call against the last decode_reset and the cache's size
+  // and keeps its tokens; the tokens on the device.
+  CVec<int32_t> begin_decode(CVec<int32_t> tokens, int B, int Tn, int pos) {
+    if (!cache_ || B != dec_B_ || Tn < 1 || pos < 0 || pos + Tn > Tmax_ ||
+        int64_t(tokens.size()) < int64_t(B) * Tn)
+      throw Error("decode: " + std::to_string(B) + "x" + std::to_string(Tn) + " tokens at position " +
+                  std::to_string(pos) + " after decode_reset(" + std::to_string(dec_B_) + ") with room for " +
+                  std::to_string(Tmax_) + " positions");
+    decoder::keep_tokens(tokens_, targets_, CVec<int32_t>(tokens.data(), int64_t(B) * Tn), CVec<int32_t>(),
+                         int64_t(B) * Tn);
+    return CVec<int32_t>(tokens_.data(), int64_t(B) * Tn);
+  }
+  // The decode step's logits [B, V]: x [B, C] (each sequence's last position
+  // after the final norm) against unit `unit`'s first parameter [V, C].
+  CVec<T> decode_logits(UnitSource<T>& src, int unit, CVec<T> x) {
+    const int C = cfg_.n_embd, V = cfg_.vocab_size, B = dec_B_;
+    CVec<T> w = src.acquire(unit);
+    matmul_forward<T>(decoder::at(dec_->logits, 0, int64_t(B) * V), x,
+                      decoder::P(w, layout_.units[size_t(unit)].params[0]), CVec<T>(), B, C, V, Trans::T,
+                      this->prec_);
+    src.release(unit);
+    return CVec<T>(dec_->logits.data(), int64_t(B) * V);
+  }
   Decoder(const Decoder&) = delete;  // layout_ points into desc_
   Decoder& operator=(const Decoder&) = delete;
 
   ModelConfig cfg_;
   ModelDescription desc_;
   const ParamLayout& layout_;
-  int B_ = 0, Tn_ = 0;             // the last forward's batch and sequence length
+  const int Bmax_, Tmax_;  // the sizes the buffers hold
+  int B_ = 0, Tn_ = 0;     // the last forward's batch and sequence length
+  int dec_B_ = 0;          // sequences since the last decode_reset
+  std::unique_ptr<KVCache<T>> cache_;
+  std::unique_ptr<DecodeScratch<T>> dec_;
   Buf<int32_t> tokens_, targets_;  // the last forward's, for its backward
   Buf<T> logits_;                  // [B, T, V]: probabilities after a forward, dlogits in backward
   Buf<T> losses_;                  // [B, T]

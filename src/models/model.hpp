@@ -93,6 +93,22 @@ class Model {
   // Probabilities [B, Tn, V] after a forward without targets.
   virtual CVec<T> probs() const = 0;
 
+  // Generation with a KV cache. decode_reset(B) starts B <= Bmax new
+  // sequences with empty caches (the caches and their scratch, sized for
+  // Bmax×Tmax, are allocated on the first call; decode_bytes() says how much).
+  // decode() then runs tokens [B, Tn] at positions pos..pos+Tn-1 of every
+  // sequence (pos: the tokens decoded since the reset, the same for all B;
+  // pos + Tn <= Tmax): a prompt's prefill is one call with Tn = its length,
+  // each later token a call with Tn = 1. It appends every layer's keys and
+  // values of the new tokens to the cache and returns the LOGITS [B, V] of
+  // each sequence's last new position (the next token's, before softmax),
+  // valid until the next call. It acquires and releases units in
+  // unit_schedule(Pass::Forward) order, as forward() does, and computes the
+  // same logits as forward() over all pos + Tn tokens would at those positions.
+  virtual void decode_reset(int B) = 0;
+  virtual CVec<T> decode(CVec<int32_t> tokens, int B, int Tn, int pos, UnitSource<T>& src) = 0;
+  virtual int64_t decode_bytes() const = 0;
+
   // Bytes of the activation and scratch buffers allocated for Bmax×Tmax.
   virtual int64_t activation_bytes() const = 0;
 

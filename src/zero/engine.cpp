@@ -383,18 +383,11 @@ double Engine::eval_loss(const std::vector<MicroBatch>& batches) {
   return sum / double(batches.size()) / I.topo.P;
 }
 
-std::vector<float> Engine::next_token_probs(const std::vector<int32_t>& context) {
+void Engine::inference_pass(const std::function<void(UnitSource<float>&)>& f) {
   auto& I = *impl_;
-  const int Tn = int(context.size());
-  copy_to_device(context.data(), I.inputs.view(0, Tn));
   I.begin_pass(Pass::Forward, model_.unit_schedule(Pass::Forward));
-  model_.forward(CVec<int32_t>(I.inputs.data(), Tn), CVec<int32_t>(), 1, Tn, *this);
+  f(*this);
   I.resident_unit = -1;
-  const CVec<float> p = model_.probs();  // [1, Tn, V]
-  const int64_t V = p.size() / Tn;
-  const CVec<float> last(p.data() + int64_t(Tn - 1) * V, V);
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), last);
-  return std::vector<float>(h.data(), h.data() + V);
 }
 
 namespace {

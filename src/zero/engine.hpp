@@ -96,9 +96,11 @@ class Engine final : private UnitSource<float> {
   // Mean validation loss over `batches` (the same number on every rank).
   double eval_loss(const std::vector<MicroBatch>& batches);
 
-  // Next-token probabilities [V] after `context` (collective: every rank
-  // passes the same context).
-  std::vector<float> next_token_probs(const std::vector<int32_t>& context);
+  // One model pass outside training (generation, scoring) with the engine
+  // serving the weights: f runs the model's calls (e.g. Model::decode) on the
+  // source it is handed, acquiring units in unit_schedule(Forward) order
+  // (collective: every rank calls it with the same work).
+  void inference_pass(const std::function<void(UnitSource<float>&)>& f);
 
   // The full fp32 master weights of unit u, or the mean gradient of the last
   // step (before clipping) (collective; tests, checks and benches).

@@ -1,36 +1,97 @@
+// The sampling rules (src/app/sampler.hpp): pure functions of logits and a coin.
 #include <catch2/catch.hpp>
 #include <cmath>
 
 #include "src/app/sampler.hpp"
+#include "src/base/errors.hpp"
 
 using namespace zeropp;
 
-TEST_CASE("sampling draws from the distribution, deterministically per seed", "[model]") {
-  CHECK(sample_index({0.0f, 1.0f, 0.0f}, 0.5) == 1);
-  CHECK(sample_index({0.25f, 0.25f, 0.5f}, 0.3) == 1);
-  CHECK(sample_index({0.25f, 0.25f, 0.49f}, 0.999) == 2);  // cdf short of 1: last index
-  const NextTokenProbs next = [](const std::vector<int32_t>& ctx) {
-    std::vector<float> p(256, 0.0f);
-    p[size_t('a' + int(ctx.size()) % 3)] = 1.0f;
-    return p;
-  };
-  const auto toks = sample_tokens(next, "xy", 4, 3, 1);
-  CHECK(decode_bytes(toks) == "xycaaa");  // the context is capped at 3 tokens
-  CHECK(decode_bytes(sample_tokens(next, "xy", 4, 8, 1)) == "xycabc");
+namespace {
+std::vector<float> log_of(const std::vector<double>& p) {
+  std::vector<float> l;
+  for (double x : p) l.push_back(float(std::log(x)));
+  return l;
+}
+}  // namespace
+
+TEST_CASE("sampling: a coin picks through the cumulative distribution; greedy takes the first maximum",
+          "[model]") {
+  CHECK(sample_index({0.0, 1.0, 0.0}, 0.5) == 1);
+  CHECK(sample_index({0.25, 0.25, 0.5}, 0.3) == 1);
+  CHECK(sample_index({0.25, 0.25, 0.49, 0.0}, 0.999) == 2);  // cdf short of 1: the last token with mass
+  const std::vector<float> l = {0.5f, 2.0f, -1.0f, 2.0f};
+  CHECK(greedy_token(l.data(), 4) == 1);
+  SamplingRule greedy;
+  greedy.temperature = 0;
+  CHECK(next_token(l.data(), 4, greedy, 0.99) == 1);  // the coin plays no part
   CHECK(decode_bytes({65, 7, 300, 10}) == "A?<300>\n");
+}
+
+TEST_CASE("sampling: temperature, top-k and top-p cut and renormalise the softmax", "[model]") {
+  const std::vector<double> p = {0.05, 0.5, 0.15, 0.3};
+  const std::vector<float> l = log_of(p);
+  SamplingRule r;
+  auto q = sampling_probs(l.data(), 4, r);
+  for (size_t i = 0; i < 4; ++i) CHECK(q[i] == Approx(p[i]).epsilon(1e-6));
+  r.temperature = 0.5;  // p^2, renormalised
+  q = sampling_probs(l.data(), 4, r);
+  double z = 0;
+  for (double x : p) z += x * x;
+  for (size_t i = 0; i < 4; ++i) CHECK(q[i] == Approx(p[i] * p[i] / z).epsilon(1e-6));
+  r.temperature = 1;
+  r.top_k = 2;  // tokens 1 and 3
+  q = sampling_probs(l.data(), 4, r);
+  CHECK(q[0] == 0);
+  CHECK(q[2] == 0);
+  CHECK(q[1] == Approx(0.5 / 0.8).epsilon(1e-6));
+  CHECK(q[3] == Approx(0.3 / 0.8).epsilon(1e-6));
+  r.top_k = 0;
+  r.top_p = 0.79;  // 0.5 + 0.3 reaches it: tokens 1 and 3
+  q = sampling_probs(l.data(), 4, r);
+  CHECK(q[0] == 0);
+  CHECK(q[2] == 0);
+  CHECK(q[1] == Approx(0.5 / 0.8).epsilon(1e-6));
+  r.top_p = 0.81;  // needs token 2 too
+  q = sampling_probs(l.data(), 4, r);
+  CHECK(q[0] == 0);
+  CHECK(q[2] == Approx(0.15 / 0.95).epsilon(1e-6));
+  r.top_p = 0.1;  // the most probable alone
+  q = sampling_probs(l.data(), 4, r);
+  CHECK(q == std::vector<double>{0, 1, 0, 0});
+  r.top_p = 0.9;
+  r.top_k = 1;  // top-k first
+  CHECK(sampling_probs(l.data(), 4, r) == std::vector<double>{0, 1, 0, 0});
+}
+
+TEST_CASE("sampling: bad rules are refused naming the option", "[model]") {
+  SamplingRule r;
+  r.temperature = -0.5;
+  CHECK_THROWS_WITH(check_sampling_rule(r), Catch::StartsWith("--temperature -0.5"));
+  r = SamplingRule{};
+  r.top_p = 0;
+  CHECK_THROWS_WITH(check_sampling_rule(r), Catch::StartsWith("--top-p 0"));
+  r.top_p = 1.5;
+  CHECK_THROWS_WITH(check_sampling_rule(r), Catch::Contains("(0, 1]"));
+  r = SamplingRule{};
+  r.top_k = -1;
+  CHECK_THROWS_WITH(check_sampling_rule(r), Catch::StartsWith("--top-k -1"));
+  CHECK_NOTHROW(check_sampling_rule(SamplingRule{}));
 }
 
 // A one-hot distribution leaves nothing to chance; these draw from a spread one,
 // so the seed decides every token.
 TEST_CASE("the seed decides the draws, whose frequencies match the probabilities", "[model]") {
-  const std::vector<float> probs = {0.1f, 0.2f, 0.3f, 0.4f};
-  const NextTokenProbs next = [&](const std::vector<int32_t>&) { return probs; };
+  const std::vector<double> probs = {0.1, 0.2, 0.3, 0.4};
+  const std::vector<float> l = log_of(probs);
   const int n = 20000;
   const auto draw = [&](uint64_t seed) {
-    auto t = sample_tokens(next, "x", n, 4, seed);
-    return std::vector<int32_t>(t.begin() + 1, t.end());  // without the prompt
+    CoinStream coins(seed);
+    std::vector<int> t;
+    for (int i = 0; i < n; ++i) t.push_back(next_token(l.data(), 4, SamplingRule{}, coins.next()));
+    return t;
   };
-  const auto a = draw(9), b = draw(9), c = draw(10);
+  const auto a = draw(9), b = draw(9), c = draw(8);
   int same_ab = 0, same = 0;
   for (int i = 0; i < n; ++i) {
     same_ab += a[size_t(i)] == b[size_t(i)];
@@ -40,9 +101,9 @@ TEST_CASE("the seed decides the draws, whose frequencies match the probabilities
   // Independent streams agree where both draw the same token: sum p^2 = 0.3 of the time.
   CHECK(std::abs(double(same) / n - 0.3) < 0.02);  // 6 standard deviations of a binomial(n, 0.3)
   std::vector<int> count(probs.size(), 0);
-  for (int32_t t : a) {
+  for (int t : a) {
     REQUIRE(t >= 0);
-    REQUIRE(t < int32_t(probs.size()));
+    REQUIRE(t < int(probs.size()));
     ++count[size_t(t)];
   }
   for (size_t k = 0; k < probs.size(); ++k) {

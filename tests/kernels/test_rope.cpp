@@ -55,3 +55,20 @@ TEST_CASE("rope backward matches finite differences", "[kernels]") {
   check_gradient("inp", inp, dinp, loss);
   check_accumulates({dinp}, [&] { rope_backward<double>(dinp, R, B, Tn, C, NH); });
 }
+
+TEMPLATE_TEST_CASE("rope at an offset rotates rows as the same rows of a longer sequence", "[kernels]", float,
+                   double) {
+  using T = TestType;
+  std::mt19937 rng(41);
+  const int C = 12, NH = 3, Tlong = 9, pos0 = 6, Tn = 3;
+  const int64_t row = 3 * C;
+  auto inp = random_buf<T>(Tlong * row, rng);
+  Buf<T> full("full", size_t(Tlong * row)), tail("tail", size_t(Tn * row)),
+      tail_r("tail_r", size_t(Tn * row));
+  rope_forward<T>(full, inp, 1, Tlong, C, NH);
+  const CVec<T> last(inp.data() + pos0 * row, Tn * row);
+  rope_forward_at<T>(tail, last, 1, Tn, C, NH, pos0);
+  rope_forward_at_reference<T>(tail_r, last, 1, Tn, C, NH, pos0);
+  require_close<T>(tail, tail_r, ref_tol<T>(), "reference");
+  for (int64_t i = 0; i < Tn * row; ++i) REQUIRE(tail(i) == full(pos0 * row + i));
+}

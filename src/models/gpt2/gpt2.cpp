@@ -17,8 +17,7 @@ namespace {
 
 using namespace decoder;
 
-// Index of each tensor in a block unit's params (gpt2_layout.cpp order).
-enum BlockParam { LN1W, LN1B, ATTNW, ATTNB, APROJW, APROJB, LN2W, LN2B, FCW, FCB, MPROJW, MPROJB };
+using namespace gpt2;  // BlockParam
 
 }  // namespace
 

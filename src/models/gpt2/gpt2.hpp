@@ -35,8 +35,11 @@ class GPT final : public Decoder<T> {
   double forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int Tn, UnitSource<T>& src) override;
   void backward(T dloss, UnitSource<T>& src) override;
   int64_t activation_bytes() const override;
+  // Generation with the KV cache (model.hpp), in the family's _decode.cpp.
+  CVec<T> decode(CVec<int32_t> tokens, int B, int Tn, int pos, UnitSource<T>& src) override;
 
  private:
+  std::pair<int, int> mlp_widths() const override { return {4 * this->cfg_.n_embd, 4 * this->cfg_.n_embd}; }
   struct Acts;
   using Decoder<T>::cfg_;
   using Decoder<T>::layout_;

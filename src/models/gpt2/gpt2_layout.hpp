@@ -15,6 +15,8 @@ ModelDescription gpt2_description(const ModelConfig& m);
 
 namespace gpt2 {
 using namespace decoder_units;  // kEmbeddings, block_unit, final_norm_unit
+// Index of each tensor in a block unit's params (gpt2_layout.cpp order).
+enum BlockParam { LN1W, LN1B, ATTNW, ATTNB, APROJW, APROJB, LN2W, LN2B, FCW, FCB, MPROJW, MPROJB };
 }  // namespace gpt2
 
 // What GPT<float>(m, B, T).activation_bytes() reports.

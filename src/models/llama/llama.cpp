@@ -18,8 +18,7 @@ namespace {
 
 using namespace decoder;
 
-// Index of each tensor in a block unit's params (llama_layout.cpp order).
-enum BlockParam { ATTN_NORM, WQKV, WO, FFN_NORM, W13, W2 };
+using namespace llama;  // BlockParam
 
 }  // namespace
 

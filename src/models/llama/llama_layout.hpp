@@ -17,6 +17,8 @@ ModelDescription llama_description(const ModelConfig& m);
 
 namespace llama {
 using namespace decoder_units;  // kEmbeddings, block_unit, final_norm_unit
+// Index of each tensor in a block unit's params (llama_layout.cpp order).
+enum BlockParam { ATTN_NORM, WQKV, WO, FFN_NORM, W13, W2 };
 inline int head_unit(const ModelConfig& m) { return m.n_layer + 2; }
 // The SwiGLU hidden size F.
 inline int ffn_hidden(const ModelConfig& m) { return m.ffn_hidden > 0 ? m.ffn_hidden : 4 * m.n_embd; }

@@ -1,0 +1,53 @@
+#include "src/app/inference_run.hpp"
+
+#include "io/checkpoint.hpp"
+#include "io/checkpoint_locate.hpp"
+#include "src/app/save_and_resume.hpp"
+#include "src/base/errors.hpp"
+#include "src/comm/make_communicator.hpp"
+
+namespace zeropp {
+
+namespace {
+
+// The checkpoint ARG leads to (rank 0 looks; every rank gets its answer).
+std::string located(const std::string& arg) {
+  std::string path =
+      collectively(MPI_COMM_WORLD, [&] { return world_rank() == 0 ? locate_checkpoint(arg) : ""; });
+  int n = int(path.size());
+  ZCHECK_MPI(MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  path.resize(size_t(n));
+  ZCHECK_MPI(MPI_Bcast(path.data(), n, MPI_CHAR, 0, MPI_COMM_WORLD));
+  return path;
+}
+
+Config saved_config(const std::string& path, const std::vector<std::string>& overrides, int batch,
+                    int seq_len) {
+  const CheckpointMeta saved = read_checkpoint(MPI_COMM_WORLD, path, {});
+  Config c = parse_config_text(saved.deck_toml, path + " (saved deck)");
+  collectively(MPI_COMM_WORLD, [&] {
+    apply_overrides(c, overrides);
+    if (batch > 0) c.train.batch_size = batch;
+    if (seq_len != 0) c.train.seq_len = seq_len > 0 ? seq_len : c.model.max_seq_len;
+    validate(c);
+  });
+  return c;
+}
+
+}  // namespace
+
+InferenceRun::InferenceRun(const std::string& arg, const std::vector<std::string>& overrides, int batch,
+                           int seq_len)
+    : path(located(arg)),
+      cfg(saved_config(path, overrides, batch, seq_len)),
+      topo(cfg.zero.ranks_per_node, MPI_COMM_WORLD),
+      comm(
+          collectively(topo.world.get(),
+                       [&] { return make_communicator(cfg.comm.backend, topo, cfg.comm.timeout_s, false); })),
+      model(make_model<float>(cfg.model, cfg.train.batch_size, cfg.train.seq_len)),
+      engine(cfg, topo, *comm, *model) {
+  model->set_precision(parse_precision(cfg.train.precision));
+  step = load_model_weights(topo, engine, model->describe(), path, "load");
+}
+
+}  // namespace zeropp

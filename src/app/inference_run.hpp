@@ -1,0 +1,37 @@
+// A checkpoint's model on P ranks for `generate` and `eval`: the saved deck
+// (with the command line's "--section.key=value" overrides) decides the model
+// and the engine, the weights are sharded as in training, and only the model
+// weights are read (no optimizer states).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/comm/communicator.hpp"
+#include "src/comm/topology.hpp"
+#include "src/config/config.hpp"
+#include "src/models/model.hpp"
+#include "src/zero/engine.hpp"
+
+namespace zeropp {
+
+struct InferenceRun {
+  std::string path;  // the checkpoint file ARG led to
+  Config cfg;
+  Topology topo;
+  std::unique_ptr<Communicator> comm;
+  std::unique_ptr<Model<float>> model;
+  Engine engine;
+  int64_t step = 0;  // the checkpoint's
+
+  // arg: a checkpoint file or folder, or a run folder (locate_checkpoint).
+  // batch and seq_len size the model's buffers (0: the saved deck's; seq_len
+  // -1: the whole position table, model.max_seq_len).
+  // Collective; Error (the same on every rank) for a missing or foreign file.
+  InferenceRun(const std::string& arg, const std::vector<std::string>& overrides, int batch, int seq_len);
+  InferenceRun(const InferenceRun&) = delete;
+  InferenceRun& operator=(const InferenceRun&) = delete;
+};
+
+}  // namespace zeropp

@@ -1,0 +1,42 @@
+// What a decoder keeps while it generates: the keys and values of every
+// layer for the tokens decoded so far (the KV cache), and the scratch one
+// decode step needs. Allocated on the first decode_reset, for the model's
+// Bmax sequences of up to Tmax tokens, so training never pays for it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/common.hpp"
+
+namespace zeropp {
+
+template <class T>
+struct KVCache {
+  int Tmax = 0, C = 0;
+  // Per layer [Bmax, Tmax, C]: sequence b's position t at (b*Tmax + t)*C.
+  std::vector<Buf<T>> k, v;
+
+  KVCache(int L, int Bmax, int Tmax, int C);
+  // Copies the keys and values of qkv [B,Tn,3C] (k = [C:2C], v = [2C:3C]) to
+  // positions pos..pos+Tn-1 of layer l.
+  void append(int l, CVec<T> qkv, int B, int Tn, int pos);
+  int64_t bytes() const;
+};
+
+// Scratch of one decode step over B×Tn tokens (Tn up to Tmax for a prefill).
+// H1 and H2 are the family's MLP widths (GPT-2: 4C and 4C; LLaMA: 2F and F).
+template <class T>
+struct DecodeScratch {
+  Buf<T> x, x2, norm, mean, rstd, qkv, qkv2, atty, proj, hid1, hid2, att;  // [Bmax·Tmax, ...]
+  Buf<T> last, last_norm, last_mean, last_rstd, logits;                    // [Bmax, C] / [Bmax, V]
+
+  DecodeScratch(int Bmax, int Tmax, int C, int NH, int H1, int H2, int V);
+  int64_t bytes() const;
+};
+
+// Rows Tn-1, 2Tn-1, ... of x [B,Tn,C] (each sequence's last position) into out [B,C].
+template <class T>
+void take_last_rows(Vec<T> out, CVec<T> x, int B, int Tn, int C);
+
+}  // namespace zeropp
