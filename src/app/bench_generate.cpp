@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "src/app/generate.hpp"
 #include "src/app/logging.hpp"
 #include "src/app/train.hpp"
 #include "src/base/errors.hpp"
@@ -20,28 +21,21 @@ struct Measured {
   std::string ranks;
 };
 
-// One generate call: refresh, then new_tokens greedy tokens, each a full
-// forward of the context so far.
+// One generate call: refresh, then new_tokens greedy tokens with the KV
+// cache (generate.hpp: a prefill, then one decode pass per token).
 Measured generate_once(const Config& cfg, const BenchGenerateOptions& o) {
   Run run(cfg);
   auto src = run.engine.inference_weights();
-  std::vector<int32_t> ctx;
-  for (int i = 0; i < o.prompt_tokens; ++i) ctx.push_back(int32_t((7 * i + 3) % cfg.model.vocab_size));
-  Buffer<int32_t> tokens("bench tokens", int64_t(o.prompt_tokens) + o.new_tokens);
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < o.prompt_tokens; ++i) prompt.push_back(int32_t((7 * i + 3) % cfg.model.vocab_size));
+  const PassRunner pass = [&](const std::function<void(UnitSource<float>&)>& f) { f(*src); };
+  CoinStream coins(1);  // greedy: never drawn
   MPI_Comm w = run.topo.world.get();
   ZCHECK_MPI(MPI_Barrier(w));
   run.comm->counters().reset();
   const double t0 = MPI_Wtime();
   src->refresh();
-  const int64_t V = cfg.model.vocab_size;
-  std::vector<float> last(static_cast<size_t>(V));
-  for (int k = 0; k < o.new_tokens; ++k) {
-    const int Tn = int(ctx.size());
-    copy_to_device(ctx.data(), tokens.view(0, Tn));
-    run.model->forward(CVec<int32_t>(tokens.data(), Tn), CVec<int32_t>(), 1, Tn, *src);
-    copy_to_host(CVec<float>(run.model->probs().data() + (Tn - 1) * V, V), last.data());
-    ctx.push_back(int32_t(std::max_element(last.begin(), last.end()) - last.begin()));  // greedy
-  }
+  generate(*run.model, pass, {prompt}, o.new_tokens, SamplingRule{0.0, 0, 1.0}, coins, [](int, int32_t) {});
   double t = MPI_Wtime() - t0, tmax = 0;
   const auto b = run.comm->counters().total();
   double mine[2] = {double(b.intra), double(b.inter)}, all[2] = {0, 0};
@@ -72,7 +66,8 @@ int run_bench_generate(const Config& cfg, const BenchGenerateOptions& o) {
   const std::vector<std::string> weights = o.weights.empty() ? kInferenceWeights : o.weights;
   for (const std::string& v : weights) parse_inference_weights(v);
   log0(
-      "zeropp bench generate: %d prompt tokens, %d new (greedy, a full forward per token), batch 1; "
+      "zeropp bench generate: %d prompt tokens, %d new (greedy, KV cache: a prefill, then one decode pass "
+      "per token), batch 1; "
       "time = the slowest rank's for one generate call, refresh included; tokens/s: median of %d "
       "interleaved runs; bytes per generated token: all ranks, refresh included; copy, buffers: the "
       "source's memory on rank 0 (the per-call copy; the per-use buffers); Gbit/s: emulated per-rank "

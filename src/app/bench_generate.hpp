@@ -1,4 +1,4 @@
-// `zeropp bench generate`: greedy generation of a deck's model on its
+// `zeropp bench generate`: greedy KV-cache generation of a deck's model on its
 // layout, for each weight source (zero.inference_weights: ZeRO-3 per-use
 // gathers, hpZ, quantized copies, hpZ + quantized copy) at each emulated
 // inter-node bandwidth: generated tokens/s and bytes per generated token

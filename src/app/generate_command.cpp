@@ -108,9 +108,10 @@ int run_generate(const std::string& arg, const GenerateOptions& opt,
                  run.path.c_str(), (long long)run.step, run.topo.describe().c_str(), codec.name(),
                  prompts.size(), batch);
   CoinStream coins(opt.seed);
-  const PassRunner pass = [&](const std::function<void(UnitSource<float>&)>& f) {
-    run.engine.inference_pass(f);
-  };
+  // zero.inference_weights decides how the sharded weights reach the model: built once for this call
+  const auto weights = run.engine.inference_weights();
+  weights->refresh();
+  const PassRunner pass = [&](const std::function<void(UnitSource<float>&)>& f) { f(*weights); };
   int64_t generated = 0;
   const double t0 = MPI_Wtime();
   for (size_t first = 0; first < prompts.size(); first += size_t(batch)) {
@@ -139,9 +140,12 @@ int run_generate(const std::string& arg, const GenerateOptions& opt,
   const double dt = MPI_Wtime() - t0;
   if (world_rank() == 0)
     std::fprintf(stderr,
-                 "generate: %lld tokens in %.2f s (%.1f tokens/s); KV cache and decode scratch %s per rank\n",
+                 "generate: %lld tokens in %.2f s (%.1f tokens/s); KV cache and decode scratch %s per rank; "
+                 "weights %s: copy %s, buffers %s per rank\n",
                  (long long)generated, dt, double(generated) / dt,
-                 human_bytes(double(run.model->decode_bytes())).c_str());
+                 human_bytes(double(run.model->decode_bytes())).c_str(), weights->name().c_str(),
+                 human_bytes(double(weights->copy_bytes())).c_str(),
+                 human_bytes(double(weights->buffer_bytes())).c_str());
   return kExitOk;
 }
 

@@ -1,12 +1,16 @@
 // The inference weight sources (src/zero/inference_weights.hpp): the weights
 // each hands the model against the master weights, the bytes of every
 // acquire and of refresh() against their closed forms, and the memory each
-// holds; at every node layout X of P ranks (2 emulated nodes x 2 on 4).
+// holds; at every node layout X of P ranks (2 emulated nodes x 2 on 4); and
+// generation through each equals one rank's with the full weights.
 #include <catch2/catch.hpp>
 #include <cmath>
 
 #include "core/engine_fixture.hpp"
+#include "core/full_weights.hpp"
+#include "src/app/generate.hpp"
 #include "src/base/bf16.hpp"
+#include "src/base/errors.hpp"
 #include "src/zero/inference_weights.hpp"
 
 using namespace zeropp;
@@ -169,4 +173,40 @@ TEST_CASE("zero.inference_weights: an unknown value names the key", "[inference-
   CHECK(parse_inference_weights("hpz+int4").bits == 4);
   CHECK(parse_inference_weights("zero3").bits == 0);
   CHECK_THROWS_WITH(parse_inference_weights("int2"), Catch::Contains("zero.inference_weights = 'int2'"));
+}
+
+TEST_CASE("inference weight sources: generation on P ranks equals one rank with the full weights",
+          "[inference-weights]") {
+  const int P = world_size();
+  const std::vector<std::vector<int32_t>> prompts = {{5, 9, 1}, {7, 2}};
+  for (int X = 1; X <= P; X *= 2) {
+    if (P % X) continue;
+    for (const std::string& mode : kInferenceWeights) {
+      Config c = tiny(1, "fp32");
+      c.train.batch_size = 2;
+      c.zero.ranks_per_node = X;
+      c.zero.weight_block = kBlock;
+      c.zero.inference_weights = mode;
+      Run run(c);
+      INFO("P=" << P << " X=" << X << " " << mode);
+      const auto ref_model = make_model<float>(c.model, 2, c.train.seq_len);
+      FullWeights<float> full(*ref_model, uint64_t(c.train.seed));
+      auto src = run.engine.inference_weights();
+      src->refresh();
+      const auto gen = [&](Model<float>& m, UnitSource<float>& s) {
+        CoinStream coins(1);
+        const PassRunner pass = [&](const std::function<void(UnitSource<float>&)>& f) { f(s); };
+        return generate(m, pass, prompts, 10, SamplingRule{0.0, 0, 1.0}, coins, [](int, int32_t) {});
+      };
+      const auto got = gen(*run.model, *src);
+      // every rank generated the same tokens (rank 0's, broadcast)
+      std::vector<int32_t> mine, root;
+      for (const auto& g : got) mine.insert(mine.end(), g.begin(), g.end());
+      root = mine;
+      ZCHECK_MPI(MPI_Bcast(root.data(), int(root.size()), MPI_INT32_T, 0, MPI_COMM_WORLD));
+      CHECK(mine == root);
+      // zero3 and hpz hand the model exactly the fp32 master weights (quantized copies: close, not equal)
+      if (mode == "zero3" || mode == "hpz") CHECK(got == gen(*ref_model, full));
+    }
+  }
 }
