@@ -7,14 +7,11 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${MPIEXEC:=mpiexec}"
 needs_corpus
-export OMP_NUM_THREADS=1
 log="$work/bench.log"
-if ! timeout 120 "$MPIEXEC" -n 4 "$ZEROPP" bench generate inputs/default.toml "${tiny[@]}" \
-  --zero.ranks_per_node=2 --train.out_dir="$work/out" --prompt-tokens 4 --new-tokens 8 --repeats 1 \
-  --bandwidths 0 < /dev/null > "$log" 2>&1; then
-  bad "bench generate failed"
-  tail -5 "$log"
-fi
+args=(inputs/default.toml "${tiny[@]}" --zero.ranks_per_node=2 --train.out_dir="$work/out" --prompt-tokens 4
+      --new-tokens 8 --repeats 1 --bandwidths 0)
+OMP_NUM_THREADS=1 timeout 120 "$MPIEXEC" -n 4 "$ZEROPP" bench generate "${args[@]}" < /dev/null > "$log" 2>&1 ||
+  { bad "bench generate failed"; tail -5 "$log"; }
 # field($weights, $column): columns 5 tokens/s, 6 intra B/token, 7 inter B/token, 8 copy MB
 field() { awk -F' *[|] *' -v w="$1" -v c="$2" '$3 == w && $4 == 0 { print $c }' "$log"; }
 for w in zero3 hpz int8 int4 hpz+int8 hpz+int4; do
