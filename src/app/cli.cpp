@@ -12,6 +12,7 @@
 #include "io/tokenizer/train.hpp"
 #include "src/app/bench.hpp"
 #include "src/app/bench_collectives.hpp"
+#include "src/app/bench_generate.hpp"
 #include "src/app/build_info.hpp"
 #include "src/app/ckpt_convert.hpp"
 #include "src/app/generate_command.hpp"
@@ -239,6 +240,21 @@ int run_cli(int argc, char** argv) {
       ->capture_default_str();
   bcoll->allow_extras();
 
+  std::string gen_deck;
+  BenchGenerateOptions gen_opts;
+  auto* bgen = bench->add_subcommand(
+      "generate", "Generated tokens/s and bytes per token for each weight source (zero.inference_weights)");
+  bgen->add_option("deck", gen_deck, "TOML deck")->required();
+  bgen->add_option("--prompt-tokens", gen_opts.prompt_tokens, "Prompt length")->capture_default_str();
+  bgen->add_option("--new-tokens", gen_opts.new_tokens, "Tokens generated per call")->capture_default_str();
+  bgen->add_option("--repeats", gen_opts.repeats, "Interleaved runs per row (the median is shown)")
+      ->capture_default_str();
+  bgen->add_option("--bandwidths", gen_opts.gbps, "Emulated inter-node Gbit/s per rank (0: off)")
+      ->delimiter(',')
+      ->capture_default_str();
+  bgen->add_option("--weights", gen_opts.weights, "Weight sources (default: all)")->delimiter(',');
+  bgen->allow_extras();
+
   auto* help = app.add_subcommand("help", "Reference");
   help->require_subcommand(1);
   bool markdown = false;
@@ -313,6 +329,11 @@ int run_cli(int argc, char** argv) {
       const Config cfg =
           collectively(MPI_COMM_WORLD, [&] { return load_config(coll_deck, overrides_of(bcoll)); });
       return run_bench_collectives(cfg, coll_steps, coll_gbps, coll_latencies);
+    }
+    if (*bgen) {
+      const Config cfg =
+          collectively(MPI_COMM_WORLD, [&] { return load_config(gen_deck, overrides_of(bgen)); });
+      return run_bench_generate(cfg, gen_opts);
     }
     if (*bquant) {
       const Config cfg =

@@ -109,9 +109,10 @@ int run_generate(const std::string& arg, const GenerateOptions& opt,
                  run.path.c_str(), (long long)run.step, run.topo.describe().c_str(), codec.name(),
                  prompts.size(), batch);
   CoinStream coins(opt.seed);
-  const PassRunner pass = [&](const std::function<void(UnitSource<float>&)>& f) {
-    run.engine.inference_pass(f);
-  };
+  // zero.inference_weights decides how the sharded weights reach the model: built once for this call
+  const auto weights = run.engine.inference_weights();
+  weights->refresh();
+  const PassRunner pass = [&](const std::function<void(UnitSource<float>&)>& f) { f(*weights); };
   int64_t generated = 0;
   const double t0 = MPI_Wtime();
   const std::clock_t c0 = std::clock();  // CPU time too: on a shared machine wall time says little
@@ -142,13 +143,15 @@ int run_generate(const std::string& arg, const GenerateOptions& opt,
   }
   const double dt = MPI_Wtime() - t0, cpu = double(std::clock() - c0) / CLOCKS_PER_SEC;
   if (world_rank() == 0)
-    std::fprintf(
-        stderr,
-        "generate: %lld tokens in %.2f s, %.2f s CPU on rank 0 (%.1f tokens/s, %s); KV cache and decode "
-        "scratch %s per rank\n",
-        (long long)generated, dt, cpu, double(generated) / dt,
-        opt.recompute ? "recomputing the forward per token" : "KV cache",
-        human_bytes(double(run.model->decode_bytes())).c_str());
+    std::fprintf(stderr,
+                 "generate: %lld tokens in %.2f s, %.2f s CPU on rank 0 (%.1f tokens/s, %s); KV cache and "
+                 "decode scratch %s per rank; weights %s: copy %s, buffers %s per rank
+",
+                 (long long)generated, dt, cpu, double(generated) / dt,
+                 opt.recompute ? "recomputing the forward per token" : "KV cache",
+                 human_bytes(double(run.model->decode_bytes())).c_str(), weights->name().c_str(),
+                 human_bytes(double(weights->copy_bytes())).c_str(),
+                 human_bytes(double(weights->buffer_bytes())).c_str());
   return kExitOk;
 }
 

@@ -83,6 +83,8 @@ struct ZeroConfig {
   int error_feedback_reset = 1024;  // zero the error buffers every N steps
   int prefetch_depth = 1;           // units gathered ahead (gather slots = depth + 1)
   bool overlap = true;              // nonblocking gradient reduction, progress between kernels
+  // How passes outside training (generation) get the weights (src/zero/inference_weights.hpp)
+  std::string inference_weights = "zero3";  // zero3 | hpz | int8 | int4 | hpz+int8 | hpz+int4
 };
 
 struct CheckpointConfig {

@@ -175,6 +175,12 @@ std::vector<Key> build_table() {
   zero.add("overlap", &ZeroConfig::overlap,
            "gradient reduce-scatter (qgZ: its hops) in flight during the next unit's backward, collectives "
            "progressed between kernels (false: reduced in place, progressed at unit boundaries)");
+  zero.add(
+      "inference_weights", &ZeroConfig::inference_weights,
+      "generation's weights: zero3 gathers every unit per use; hpz gathers once into the hpZ group "
+      "(hpz_partition_size, the node when 0 or 1), then inside it; int8/int4 build a quantized full copy "
+      "once (weight_block); hpz+int8/hpz+int4 partition that copy over the hpZ group",
+      {one_of({"zero3", "hpz", "int8", "int4", "hpz+int8", "hpz+int4"})});
 
   Section<CheckpointConfig> ckpt{t, "checkpoint", &Config::checkpoint};
   ckpt.add("dir", &CheckpointConfig::dir, "where checkpoints go (\"\": checkpoints/ in train.out_dir)");

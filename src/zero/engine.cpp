@@ -548,6 +548,14 @@ std::string Engine::error_feedback_layout() const {
 
 void Engine::weights_loaded() { impl_->invalidate_secondaries(); }
 
+std::unique_ptr<InferenceWeights> Engine::inference_weights() {
+  std::vector<ShardedUnit> units;
+  for (const UnitShard& s : impl_->units)
+    units.push_back({s.name, s.numel, s.padded, s.slice, s.master.data()});
+  return std::make_unique<InferenceWeights>(cfg_.zero, impl_->topo, impl_->comm, std::move(units),
+                                            model_.unit_schedule(Pass::Forward));
+}
+
 MemoryReport Engine::memory() const {
   const auto& I = *impl_;
   MemoryReport r;

@@ -51,6 +51,7 @@
 #include "src/comm/topology.hpp"
 #include "src/config/config.hpp"
 #include "src/models/model.hpp"
+#include "src/zero/inference_weights.hpp"
 
 namespace zeropp {
 
@@ -124,6 +125,11 @@ class Engine final : private UnitSource<float> {
   // The master weights (and moments) were overwritten: hpZ secondaries and
   // anything gathered from the old weights are stale.
   void weights_loaded();
+
+  // Collective: a weight source for passes outside training, served from
+  // this rank's master shards as zero.inference_weights says
+  // (inference_weights.hpp); refresh() it whenever the weights changed.
+  std::unique_ptr<InferenceWeights> inference_weights();
 
   MemoryReport memory() const;
   int64_t parameters() const { return model_.layout().numel; }

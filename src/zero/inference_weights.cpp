@@ -1,0 +1,213 @@
+#include "src/zero/inference_weights.hpp"
+
+#include <algorithm>
+
+#include "kernels/convert.hpp"
+#include "src/base/errors.hpp"
+
+namespace zeropp {
+
+InferenceRoute parse_inference_weights(const std::string& value) {
+  if (value == "zero3") return {false, 0};
+  if (value == "hpz") return {true, 0};
+  if (value == "int8") return {false, 8};
+  if (value == "int4") return {false, 4};
+  if (value == "hpz+int8") return {true, 8};
+  if (value == "hpz+int4") return {true, 4};
+  throw Error("zero.inference_weights = '" + value +
+              "': expected zero3, hpz, int8, int4, hpz+int8 or hpz+int4");
+}
+
+int inference_group_size(const ZeroConfig& z, const Topology& topo) {
+  // 1 switches hpZ off in training; asking for it here means the node
+  const int a = z.hpz_partition_size <= 1 ? topo.X : z.hpz_partition_size;
+  if (topo.P % a != 0)
+    throw Error("zero.hpz_partition_size = " + std::to_string(z.hpz_partition_size) + ": a group of " +
+                std::to_string(a) + " ranks does not divide P = " + std::to_string(topo.P));
+  return a;
+}
+
+namespace {
+Vec<uint16_t> bf16_view(const Buffer<uint8_t>& b) {
+  return Vec<uint16_t>(reinterpret_cast<uint16_t*>(b.data()), b.size() / 2);
+}
+// n bytes from `from` to `to` (both the backend's memory).
+void copy_raw(const uint8_t* from, uint8_t* to, int64_t n) {
+  Kokkos::deep_copy(Vec<uint8_t>(to, n), CVec<uint8_t>(from, n));
+}
+}  // namespace
+
+InferenceWeights::InferenceWeights(const ZeroConfig& z, const Topology& topo, Communicator& comm,
+                                   std::vector<ShardedUnit> units, std::vector<int> schedule)
+    : topo_(topo),
+      comm_(comm),
+      route_(parse_inference_weights(z.inference_weights)),
+      name_(z.inference_weights),
+      wire_(z.comm_dtype == "bf16" ? DType::BF16 : DType::F32),
+      q_{route_.bits == 0 ? 8 : route_.bits, z.weight_block, ScaleDType::F32},
+      world_(Group::world(topo)),
+      units_(std::move(units)),
+      schedule_(std::move(schedule)) {
+  if (route_.group) {
+    alpha_ = inference_group_size(z, topo);
+    group_ = std::make_unique<Group>(topo, topo.rank / alpha_, topo.rank % alpha_, "inference hpz");
+  }
+  const int P = topo.P;
+  int64_t full = 0, wire = 0, send = 0, stage = 0;
+  for (const ShardedUnit& u : units_) {
+    int64_t held = 0;
+    if (route_.bits) {
+      const int64_t chunk = q_.packed_bytes(quant_elems(u));
+      held = chunk * (route_.group ? P / alpha_ : P);
+      send = std::max(send, chunk);
+      if (route_.group) wire = std::max(wire, chunk * P);
+      stage = std::max(stage, quant_elems(u) * P);
+    } else {
+      if (route_.group) held = bytes_of(wire_, u.padded / alpha_);
+      if (wire_ == DType::BF16) {
+        send = std::max(send, bytes_of(wire_, u.slice));
+        wire = std::max(wire, bytes_of(wire_, u.padded));
+      }
+    }
+    full = std::max(full, u.padded);
+    copy_.emplace_back("inference copy", held);
+  }
+  for (Slot& s : slots_) {
+    s.full = Buffer<float>("inference unit", full);
+    s.send = Buffer<uint8_t>("inference send", send);
+    s.wire = Buffer<uint8_t>("inference wire", wire);
+  }
+  stage_ = Buffer<float>("inference stage", stage);
+}
+
+InferenceWeights::~InferenceWeights() = default;
+
+int64_t InferenceWeights::quant_elems(const ShardedUnit& u) const {
+  return (u.slice + q_.block - 1) / q_.block * q_.block;
+}
+
+int64_t InferenceWeights::copy_bytes() const {
+  int64_t b = 0;
+  for (const auto& c : copy_) b += c.bytes();
+  return b;
+}
+
+int64_t InferenceWeights::buffer_bytes() const {
+  int64_t b = stage_.bytes();
+  for (const Slot& s : slots_) b += s.full.bytes() + s.send.bytes() + s.wire.bytes();
+  return b;
+}
+
+void InferenceWeights::refresh() {
+  for (Slot& s : slots_)  // a pass left unfinished: its gathers complete first, on every rank
+    if (s.in_flight) with_device_access([&] { comm_.wait(s.req); });
+  pos_ = 0;
+  if (!route_.group && !route_.bits) return;  // zero3: nothing kept
+  Slot& s = slots_[0];
+  const int P = topo_.P;
+  const int64_t part = route_.group ? topo_.rank % alpha_ : 0;  // this rank's part of its group's copy
+  for (size_t u = 0; u < units_.size(); ++u) {
+    const ShardedUnit& us = units_[u];
+    if (route_.bits) {  // quantized all-gather of every rank's slice, padded to whole blocks
+      const int64_t n = quant_elems(us), chunk = q_.packed_bytes(n);
+      Kokkos::deep_copy(stage_.view(0, us.slice), CVec<float>(us.master, us.slice));
+      Kokkos::deep_copy(stage_.view(us.slice, n - us.slice), 0.0f);
+      q_.quantize_packed(stage_.data(), s.send.data(), n);
+      uint8_t* recv = route_.group ? s.wire.data() : copy_[u].data();
+      with_device_access(
+          [&] { comm_.allgather(world_, s.send.data(), recv, chunk, DType::I8, Purpose::Other, us.name); });
+      const int64_t k = P / alpha_;  // world slices per group member
+      if (route_.group) copy_raw(recv + part * k * chunk, copy_[u].data(), k * chunk);
+      continue;
+    }
+    // hpZ: the unit in the comm dtype, of which this rank keeps its part
+    const void* send = us.master;
+    if (wire_ == DType::BF16) {
+      to_bf16(CVec<float>(us.master, us.slice), bf16_view(s.send), us.slice);
+      send = s.send.data();
+    }
+    auto* recv = wire_ == DType::F32 ? reinterpret_cast<uint8_t*>(s.full.data()) : s.wire.data();
+    with_device_access(
+        [&] { comm_.allgather(world_, send, recv, us.slice, wire_, Purpose::Other, us.name); });
+    const int64_t bytes = bytes_of(wire_, us.padded / alpha_);
+    copy_raw(recv + part * bytes, copy_[u].data(), bytes);
+  }
+}
+
+void InferenceWeights::start(Slot& s, int unit) {
+  s.unit = unit;
+  const ShardedUnit& us = units_[size_t(unit)];
+  if (route_.bits && !route_.group) return;  // a local copy: nothing to send
+  s.in_flight = true;
+  if (route_.bits) {  // the group's quantized chunks
+    const int64_t bytes = copy_[size_t(unit)].bytes();
+    s.req = with_device_access([&] {
+      return comm_.start_allgather(*group_, copy_[size_t(unit)].data(), s.wire.data(), bytes, DType::I8,
+                                   Purpose::FwdGather, us.name);
+    });
+    return;
+  }
+  void* recv = wire_ == DType::F32 ? static_cast<void*>(s.full.data()) : s.wire.data();
+  if (route_.group) {
+    s.req = with_device_access([&] {
+      return comm_.start_allgather(*group_, copy_[size_t(unit)].data(), recv, us.padded / alpha_, wire_,
+                                   Purpose::FwdGather, us.name);
+    });
+    return;
+  }
+  const void* send = us.master;
+  if (wire_ == DType::BF16) {
+    to_bf16(CVec<float>(us.master, us.slice), bf16_view(s.send), us.slice);
+    send = s.send.data();
+  }
+  s.req = with_device_access([&] {
+    return comm_.start_allgather(world_, send, recv, us.slice, wire_, Purpose::FwdGather, us.name);
+  });
+}
+
+void InferenceWeights::dequantize_all(const uint8_t* chunks, Slot& s) {
+  const ShardedUnit& us = units_[size_t(s.unit)];
+  const int64_t n = quant_elems(us), chunk = q_.packed_bytes(n);
+  for (int r = 0; r < topo_.P; ++r) q_.dequantize_packed(chunks + r * chunk, stage_.data() + r * n, n);
+  for (int r = 0; r < topo_.P; ++r)  // drop each slice's block padding
+    Kokkos::deep_copy(s.full.view(r * us.slice, us.slice), stage_.view(r * n, us.slice));
+}
+
+void InferenceWeights::finish(Slot& s) {
+  if (s.in_flight) {
+    with_device_access([&] { comm_.wait(s.req); });
+    s.in_flight = false;
+  }
+  if (route_.bits)
+    dequantize_all(route_.group ? s.wire.data() : copy_[size_t(s.unit)].data(), s);
+  else if (wire_ == DType::BF16)
+    from_bf16(bf16_view(s.wire), s.full.view(), units_[size_t(s.unit)].padded);
+}
+
+CVec<float> InferenceWeights::acquire(int unit) {
+  if (schedule_[pos_] != unit)
+    fatal("InferenceWeights::acquire", __FILE__, __LINE__,
+          "unit " + std::to_string(unit) + " acquired out of the model's forward schedule");
+  Slot& s = slot(pos_);
+  if (pos_ == 0) start(s, unit);  // a pass begins: nothing was prefetched
+  finish(s);
+  if (pos_ + 1 < schedule_.size()) start(slot(pos_ + 1), schedule_[pos_ + 1]);
+  return CVec<float>(s.full.data(), units_[size_t(unit)].numel);
+}
+
+void InferenceWeights::release(int unit) {
+  // MPI progresses the prefetch only inside MPI calls: poke it at every unit boundary
+  Slot& next = slot(pos_ + 1);
+  if (next.in_flight) with_device_access([&] { return comm_.test(next.req); });
+  (void)unit;
+  pos_ = (pos_ + 1) % schedule_.size();
+}
+
+Vec<float> InferenceWeights::grad(int unit) {
+  fatal("InferenceWeights::grad", __FILE__, __LINE__,
+        "unit " + std::to_string(unit) + ": inference weights have no gradient");
+}
+
+void InferenceWeights::grad_done(int unit) { grad(unit); }
+
+}  // namespace zeropp
