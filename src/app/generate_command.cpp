@@ -145,8 +145,7 @@ int run_generate(const std::string& arg, const GenerateOptions& opt,
   if (world_rank() == 0)
     std::fprintf(stderr,
                  "generate: %lld tokens in %.2f s, %.2f s CPU on rank 0 (%.1f tokens/s, %s); KV cache and "
-                 "decode scratch %s per rank; weights %s: copy %s, buffers %s per rank
-",
+                 "decode scratch %s per rank; weights %s: copy %s, buffers %s per rank\n",
                  (long long)generated, dt, cpu, double(generated) / dt,
                  opt.recompute ? "recomputing the forward per token" : "KV cache",
                  human_bytes(double(run.model->decode_bytes())).c_str(), weights->name().c_str(),
