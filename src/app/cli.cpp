@@ -15,6 +15,7 @@
 #include "src/app/build_info.hpp"
 #include "src/app/ckpt_convert.hpp"
 #include "src/app/logging.hpp"
+#include "src/app/rlhf.hpp"
 #include "src/app/train.hpp"
 #include "src/base/errors.hpp"
 #include "src/config/config.hpp"
@@ -97,6 +98,19 @@ int run_cli(int argc, char** argv) {
       ->excludes(resume_opt);
   train->allow_extras();
   train->footer("\n" + keys_help());
+
+  std::string rlhf_deck, rlhf_resume;
+  auto* rlhf = app.add_subcommand(
+      "rlhf",
+      "RLHF on the sharded engine: sample, score by a word rule, REINFORCE with a KL penalty ([rlhf])");
+  rlhf->add_option("deck", rlhf_deck, "TOML deck, e.g. inputs/rlhf.toml")->required();
+  auto* rlhf_resume_opt =
+      rlhf->add_option("--resume", rlhf_resume,
+                       "Resume from a checkpoint: 'auto' (the newest in checkpoint.dir, if any) or a file");
+  bool rlhf_overwrite = false;
+  rlhf->add_flag("--overwrite", rlhf_overwrite, "Start over in a train.out_dir that holds a previous run")
+      ->excludes(rlhf_resume_opt);
+  rlhf->allow_extras();
 
   std::vector<std::string> inputs;
   std::string out_dir, tokenizer_dir;
@@ -221,6 +235,11 @@ int run_cli(int argc, char** argv) {
     if (*train) {
       const Config cfg = collectively(MPI_COMM_WORLD, [&] { return load_config(deck, overrides_of(train)); });
       return run_training(cfg, deck, resume, overwrite, init_from);
+    }
+    if (*rlhf) {
+      const Config cfg =
+          collectively(MPI_COMM_WORLD, [&] { return load_config(rlhf_deck, overrides_of(rlhf)); });
+      return run_rlhf(cfg, rlhf_deck, rlhf_resume, rlhf_overwrite);
     }
     if (*prep) {
       // One writer: the others wait for its verdict.

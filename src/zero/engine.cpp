@@ -335,6 +335,7 @@ double Engine::forward_batch(const MicroBatch& mb) {
               std::to_string(mb.targets.size()) + " targets; expected B·T = " + std::to_string(bt));
   copy_to_device(mb.tokens.data(), I.inputs.view());
   copy_to_device(mb.targets.data(), I.targets.view());
+  model_.set_loss_weights(mb.weights);
   I.begin_pass(Pass::Forward, model_.unit_schedule(Pass::Forward));
   return model_.forward(CVec<int32_t>(I.inputs.data(), bt), CVec<int32_t>(I.targets.data(), bt), B, T, *this);
 }
@@ -383,14 +384,24 @@ double Engine::eval_loss(const std::vector<MicroBatch>& batches) {
   return sum / double(batches.size()) / I.topo.P;
 }
 
-std::vector<float> Engine::next_token_probs(const std::vector<int32_t>& context) {
+CVec<float> Engine::probs(const std::vector<int32_t>& tokens, int B, int Tn) {
   auto& I = *impl_;
-  const int Tn = int(context.size());
-  copy_to_device(context.data(), I.inputs.view(0, Tn));
+  const int64_t bt = int64_t(B) * Tn;
+  if (B > cfg_.train.batch_size || Tn > cfg_.train.seq_len || int64_t(tokens.size()) != bt)
+    fatal("Engine::probs", __FILE__, __LINE__,
+          std::to_string(tokens.size()) + " tokens as B = " + std::to_string(B) +
+              " by Tn = " + std::to_string(Tn) + " (at most " + std::to_string(cfg_.train.batch_size) +
+              " by " + std::to_string(cfg_.train.seq_len) + ")");
+  copy_to_device(tokens.data(), I.inputs.view(0, bt));
   I.begin_pass(Pass::Forward, model_.unit_schedule(Pass::Forward));
-  model_.forward(CVec<int32_t>(I.inputs.data(), Tn), CVec<int32_t>(), 1, Tn, *this);
+  model_.forward(CVec<int32_t>(I.inputs.data(), bt), CVec<int32_t>(), B, Tn, *this);
   I.resident_unit = -1;
-  const CVec<float> p = model_.probs();  // [1, Tn, V]
+  return model_.probs();
+}
+
+std::vector<float> Engine::next_token_probs(const std::vector<int32_t>& context) {
+  const int Tn = int(context.size());
+  const CVec<float> p = probs(context, 1, Tn);  // [1, Tn, V]
   const int64_t V = p.size() / Tn;
   const CVec<float> last(p.data() + int64_t(Tn - 1) * V, V);
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), last);

@@ -68,9 +68,11 @@ struct MemoryReport {
   int64_t total() const { return master + grad + adam + gather + grad_full + secondary + qgz; }
 };
 
-// One micro-batch: B×T input tokens and the B×T tokens that follow them.
+// One micro-batch: B×T input tokens and the B×T tokens that follow them,
+// and optionally a weight per token's loss (Model::set_loss_weights; empty: all 1).
 struct MicroBatch {
   std::vector<int32_t> tokens, targets;
+  std::vector<float> weights;
 };
 
 class Engine final : private UnitSource<float> {
@@ -98,6 +100,10 @@ class Engine final : private UnitSource<float> {
   // Next-token probabilities [V] after `context` (collective: every rank
   // passes the same context).
   std::vector<float> next_token_probs(const std::vector<int32_t>& context);
+  // Next-token probabilities [B, Tn, V] after each prefix of B sequences of
+  // Tn tokens (B <= train.batch_size, Tn <= train.seq_len), valid until the
+  // next forward (collective: every rank passes the same B and Tn).
+  CVec<float> probs(const std::vector<int32_t>& tokens, int B, int Tn);
 
   // The full fp32 master weights of unit u, or the mean gradient of the last
   // step (before clipping) (collective; tests, checks and benches).
