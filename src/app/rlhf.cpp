@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "io/metrics.hpp"
@@ -189,10 +190,12 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
     const std::vector<double> lp_ref =
         completion_log_probs(reference.probs(mb.tokens, B, T), seqs, B, Tp, Tc);
     std::vector<double> reward(static_cast<size_t>(B));
+    std::vector<std::string> texts;  // prompt | completion of each row, for the log
     for (int b = 0; b < B; ++b) {
-      const std::vector<int32_t> completion(seqs.begin() + long(b) * (T + 1) + Tp,
-                                            seqs.begin() + long(b + 1) * (T + 1));
-      reward[size_t(b)] = word_reward(decode_bytes(completion), r.reward_word, r.reward_clip);
+      const auto row = seqs.begin() + long(b) * (T + 1);
+      const std::string completion = decode_bytes(std::vector<int32_t>(row + Tp, row + T + 1));
+      reward[size_t(b)] = word_reward(completion, r.reward_word, r.reward_clip);
+      texts.push_back(decode_bytes(std::vector<int32_t>(row, row + Tp)) + " | " + completion);
     }
     const std::vector<double> G = token_returns(reward, lp_actor, lp_ref, r.beta, B, Tc);
     // One all-reduce: the per-position return sums (the baseline), the reward and KL sums.
@@ -223,14 +226,17 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
     metrics.append(iteration_record(it + 1, st, before_train, r.lr, tm, n_seqs * Tc));
     metrics.append_rlhf(
         {it + 1, mean_reward, mean_kl, tm.gather, tm.generate, tm.train, tm.other, n_seqs / tm.total});
-    if ((it + 1) % cfg.log.every == 0 || it + 1 == r.iterations)
+    if ((it + 1) % cfg.log.every == 0 || it + 1 == r.iterations) {
       log0(
-          "iter %lld/%lld | reward %.3f | kl %.4f | pg loss %.4f | norm %.3f | gather %.2f s | generate %.2f "
-          "s "
-          "| train %.2f s | other %.2f s | %.2f samples/s | elapsed %s\n",
+          "iter %lld/%lld | reward %.3f | kl %.4f | pg loss %.4f | norm %.3f | gather %.2f s | "
+          "generate %.2f s | train %.2f s | other %.2f s | %.2f samples/s | elapsed %s\n",
           (long long)(it + 1), (long long)r.iterations, mean_reward, mean_kl, st.loss, st.grad_norm,
           tm.gather, tm.generate, tm.train, tm.other, n_seqs / tm.total,
           format_duration(MPI_Wtime() - started).c_str());
+      std::string text = texts[0];  // rank 0's first row, on one line
+      std::replace(text.begin(), text.end(), '\n', '/');
+      log0("sample (reward %g): %s\n", reward[0], text.c_str());
+    }
     if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm)) {
       metrics.flush();
       if (topo.rank == 0) print_error(non_finite_message(it + 1, st.loss, st.grad_norm, from.path));
