@@ -117,6 +117,14 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
   const Config e = rlhf_engine_config(cfg);
   const Config ref_cfg = reference_config(e);
   const int B = r.batch_size, Tp = r.prompt_len, Tc = r.completion_len, T = Tp + Tc - 1;
+  // Only rlhf runs need the rows to fit the position table (not a rule of every deck).
+  collectively(MPI_COMM_WORLD, [&] {
+    if (T > cfg.model.max_seq_len)
+      throw Error("invalid configuration: rlhf.completion_len = " + std::to_string(Tc) +
+                  ": plus rlhf.prompt_len = " + std::to_string(Tp) +
+                  " is longer than the position table allows (model.max_seq_len + 1 = " +
+                  std::to_string(cfg.model.max_seq_len + 1) + ")");
+  });
   const RunFolderUse use = !resume.empty() ? RunFolderUse::Resume
                            : overwrite     ? RunFolderUse::Overwrite
                                            : RunFolderUse::New;

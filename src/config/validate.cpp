@@ -30,13 +30,6 @@ const Rule kRules[] = {
      }},
     {"optim.min_lr", [](const Config& c) { return c.optim.min_lr <= c.optim.lr; },
      [](const Config& c) { return "must not exceed optim.lr = " + toml_text(c.optim.lr); }},
-    {"rlhf.completion_len",
-     [](const Config& c) { return c.rlhf.prompt_len + c.rlhf.completion_len - 1 <= c.model.max_seq_len; },
-     [](const Config& c) {
-       return "plus rlhf.prompt_len = " + std::to_string(c.rlhf.prompt_len) +
-              " is longer than the position table allows (model.max_seq_len + 1 = " +
-              std::to_string(c.model.max_seq_len + 1) + ")";
-     }},
     {"zero.gradient_error_feedback",
      [](const Config& c) { return !c.zero.gradient_error_feedback || c.zero.quantized_gradients; },
      [](const Config&) { return std::string("needs zero.quantized_gradients = true"); }},
