@@ -157,6 +157,22 @@ H5Handle val_type(bool file) {
   return t;
 }
 
+// The /rlhf row type; `file` as in row_type.
+H5Handle rlhf_type(bool file) {
+  H5Handle t(ZCHECK_H5(H5Tcreate(H5T_COMPOUND, sizeof(RlhfRow))), H5Tclose);
+  ZCHECK_H5(H5Tinsert(t, "step", HOFFSET(RlhfRow, step), file ? H5T_STD_I64LE : H5T_NATIVE_INT64));
+  const std::pair<const char*, size_t> values[] = {{"reward", HOFFSET(RlhfRow, reward)},
+                                                   {"kl", HOFFSET(RlhfRow, kl)},
+                                                   {"gather_s", HOFFSET(RlhfRow, gather_s)},
+                                                   {"generate_s", HOFFSET(RlhfRow, generate_s)},
+                                                   {"train_s", HOFFSET(RlhfRow, train_s)},
+                                                   {"other_s", HOFFSET(RlhfRow, other_s)},
+                                                   {"samples_per_s", HOFFSET(RlhfRow, samples_per_s)}};
+  for (const auto& [name, at] : values)
+    ZCHECK_H5(H5Tinsert(t, name, at, file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE));
+  return t;
+}
+
 // An empty, extendible, chunked table of rows of mtype (file type ftype);
 // rows never written read as `fill` (step = -1).
 void create_table(hid_t file, const char* name, hid_t ftype, hid_t mtype, const void* fill) {
@@ -300,6 +316,8 @@ MetricsWriter::MetricsWriter(MPI_Comm comm, const std::string& dir, const RunInf
     }
     rows_in_file_ = keep_rows_through(file, "steps", opts.resume_step);
     val_rows_in_file_ = keep_rows_through(file, "validation", opts.resume_step);
+    if (ZCHECK_H5(H5Lexists(file, "rlhf", H5P_DEFAULT)) > 0)
+      rlhf_rows_in_file_ = keep_rows_through(file, "rlhf", opts.resume_step);
     write_run_attrs(file, info, hosts);
   });
 }
@@ -362,13 +380,20 @@ void MetricsWriter::append_validation(int64_t step, double loss) {
   if (rank_ == 0) val_rows_.push_back({step, loss});
 }
 
+void MetricsWriter::append_rlhf(const RlhfRow& row) {
+  if (!rlhf_rows_.empty() && row.step <= rlhf_rows_.back().step)
+    throw Error("metrics: rlhf row of step " + std::to_string(row.step) + " after step " +
+                std::to_string(rlhf_rows_.back().step));
+  if (rank_ == 0) rlhf_rows_.push_back(row);
+}
+
 void MetricsWriter::flush() {
   if (rank_ == 0) write_rows();
 }
 
 void MetricsWriter::write_rows() {
-  const hsize_t k = rows_.size() / fields_.size(), kv = val_rows_.size();
-  if (k == 0 && kv == 0) return;
+  const hsize_t k = rows_.size() / fields_.size(), kv = val_rows_.size(), kr = rlhf_rows_.size();
+  if (k == 0 && kv == 0 && kr == 0) return;
   const hid_t id = try_open(path_);
   if (id < 0) {
     // Keep the rows and try again at the next flush: a metrics file must
@@ -384,10 +409,19 @@ void MetricsWriter::write_rows() {
   // a flush cut short by a crash left behind are overwritten.
   if (k > 0) write_table_rows(file, "steps", row_type(fields_, false), rows_in_file_, k, rows_.data());
   if (kv > 0) write_table_rows(file, "validation", val_type(false), val_rows_in_file_, kv, val_rows_.data());
+  if (kr > 0) {
+    if (ZCHECK_H5(H5Lexists(file, "rlhf", H5P_DEFAULT)) <= 0) {
+      const RlhfRow no_row{-1, 0, 0, 0, 0, 0, 0, 0};
+      create_table(file, "/rlhf", rlhf_type(true), rlhf_type(false), &no_row);
+    }
+    write_table_rows(file, "rlhf", rlhf_type(false), rlhf_rows_in_file_, kr, rlhf_rows_.data());
+  }
   rows_in_file_ += k;
   val_rows_in_file_ += kv;
+  rlhf_rows_in_file_ += kr;
   rows_.clear();
   val_rows_.clear();
+  rlhf_rows_.clear();
   warned_ = false;
 }
 

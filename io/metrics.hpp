@@ -30,6 +30,9 @@
 //   /validation  1-D, chunked, extendible, packed compound {step int64, loss
 //            float64}: the validation loss after `step` training steps (the
 //            log's "val step N" and "val final" lines).
+//   /rlhf    only in `zeropp rlhf` runs: packed compound RlhfRow {step int64,
+//            reward, kl, gather_s, generate_s, train_s, other_s,
+//            samples_per_s float64}, one row per iteration.
 // <kind> is one of all_gather, reduce_scatter, all_to_all, all_reduce,
 // broadcast. The median of an even number of ranks is the mean of the two
 // middle values (numpy.median). One dataset keeps a row atomic and a flush
@@ -89,6 +92,14 @@ struct ValidationRow {
   double loss;
 };
 
+// A row of /rlhf (`zeropp rlhf`, src/app/rlhf.hpp), after iteration `step`:
+// the global mean reward and mean per-token KL to the reference, and rank
+// 0's time breakdown (seconds) and samples/s.
+struct RlhfRow {
+  int64_t step;
+  double reward, kl, gather_s, generate_s, train_s, other_s, samples_per_s;
+};
+
 struct MetricsOptions {
   int flush_every = 1;  // rank 0 writes buffered rows every this many steps (>= 1)
   // false: a new metrics.h5 (an existing one is replaced). true: append to
@@ -119,6 +130,9 @@ class MetricsWriter {
   // Every rank passes the same validation loss after `step` training steps
   // (not collective; steps must increase); written at the next flush.
   void append_validation(int64_t step, double loss);
+  // The same for /rlhf (created by the first such row; a resume keeps its rows
+  // with step <= resume_step like the other tables).
+  void append_rlhf(const RlhfRow& row);
   // Rank 0 writes its buffered rows now; a no-op elsewhere (not collective).
   void flush();
 
@@ -141,6 +155,8 @@ class MetricsWriter {
   uint64_t rows_in_file_ = 0;            // rank 0: rows of /steps that hold data
   std::vector<ValidationRow> val_rows_;  // rank 0: buffered rows of /validation
   uint64_t val_rows_in_file_ = 0;        // rank 0: rows of /validation that hold data
+  std::vector<RlhfRow> rlhf_rows_;       // rank 0: buffered rows of /rlhf
+  uint64_t rlhf_rows_in_file_ = 0;       // rank 0: rows of /rlhf that hold data
 };
 
 }  // namespace zeropp

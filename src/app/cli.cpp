@@ -17,6 +17,7 @@
 #include "src/app/ckpt_convert.hpp"
 #include "src/app/generate_command.hpp"
 #include "src/app/logging.hpp"
+#include "src/app/rlhf.hpp"
 #include "src/app/train.hpp"
 #include "src/base/errors.hpp"
 #include "src/config/config.hpp"
@@ -138,6 +139,18 @@ int run_cli(int argc, char** argv) {
   eval->add_option("--max-batches", ev.max_batches, "At most this many batches per rank (0: every window)")
       ->capture_default_str();
   eval->allow_extras();
+  std::string rlhf_deck, rlhf_resume;
+  auto* rlhf = app.add_subcommand(
+      "rlhf",
+      "RLHF on the sharded engine: sample, score by a word rule, REINFORCE with a KL penalty ([rlhf])");
+  rlhf->add_option("deck", rlhf_deck, "TOML deck, e.g. inputs/rlhf.toml")->required();
+  auto* rlhf_resume_opt =
+      rlhf->add_option("--resume", rlhf_resume,
+                       "Resume from a checkpoint: 'auto' (the newest in checkpoint.dir, if any) or a file");
+  bool rlhf_overwrite = false;
+  rlhf->add_flag("--overwrite", rlhf_overwrite, "Start over in a train.out_dir that holds a previous run")
+      ->excludes(rlhf_resume_opt);
+  rlhf->allow_extras();
 
   std::vector<std::string> inputs;
   std::string out_dir, tokenizer_dir;
@@ -280,6 +293,11 @@ int run_cli(int argc, char** argv) {
     }
     if (*generate) return run_generate(model_arg, gen, overrides_of(generate));
     if (*eval) return run_eval(model_arg, ev, overrides_of(eval));
+    if (*rlhf) {
+      const Config cfg =
+          collectively(MPI_COMM_WORLD, [&] { return load_config(rlhf_deck, overrides_of(rlhf)); });
+      return run_rlhf(cfg, rlhf_deck, rlhf_resume, rlhf_overwrite);
+    }
     if (*prep) {
       // One writer: the others wait for its verdict.
       const std::string line = collectively(MPI_COMM_WORLD, [&]() -> std::string {

@@ -1,7 +1,7 @@
 // The run configuration: what a deck (TOML) and command-line overrides set.
 //
 // A deck has sections [model], [train], [optim], [data], [log], [zero],
-// [checkpoint] and [comm]; every key is a field below (with its default) and
+// [checkpoint], [comm] and [rlhf]; every key is a field below (with its default) and
 // one entry of the key table (src/config/keys.cpp: type, help, checks). Decks
 // are parsed with toml++ (Debian's CLI11 2.1 cannot read nested sections),
 // overrides come from the command line as --section.key=value. Unknown keys,
@@ -116,6 +116,21 @@ struct CommConfig {
   int64_t fault_stall_step = 0;
 };
 
+// `zeropp rlhf` (src/app/rlhf.hpp): the policy-gradient loop's own keys.
+struct RlhfConfig {
+  std::string init_from;  // checkpoint of the actor's (and reference's) start ("": train.seed's init)
+  std::vector<std::string> prompts;  // token files the prompts are cut from (empty: data.train)
+  int batch_size = 8;                // prompts per rank per iteration
+  int prompt_len = 32;               // tokens per prompt
+  int completion_len = 32;           // tokens sampled after each prompt
+  double temperature = 1.0;          // sampling temperature (> 0)
+  double beta = 0.05;                // weight of the KL penalty to the reference
+  double lr = 1e-4;                  // constant AdamW learning rate
+  int64_t iterations = 50;           // generate + update rounds
+  std::string reward_word = "LORD";  // the rule-based reward counts it in the completion
+  int reward_clip = 4;               // at most this many occurrences count
+};
+
 struct Config {
   ModelConfig model;
   TrainConfig train;
@@ -125,6 +140,7 @@ struct Config {
   ZeroConfig zero;
   CheckpointConfig checkpoint;
   CommConfig comm;
+  RlhfConfig rlhf;
 };
 
 // Where checkpoints go: checkpoint.dir, or <train.out_dir>/checkpoints.

@@ -214,6 +214,28 @@ std::vector<Key> build_table() {
   comm.test_only("fault_stall_rank", &CommConfig::fault_stall_rank, "this rank stalls forever");
   comm.test_only("fault_stall_step", &CommConfig::fault_stall_step,
                  "... before its first collective of this step");
+
+  Section<RlhfConfig> rlhf{t, "rlhf", &Config::rlhf};
+  rlhf.add(
+      "init_from", &RlhfConfig::init_from,
+      "zeropp rlhf: checkpoint whose weights start the actor and its frozen reference (\"\": train.seed's "
+      "initialisation)");
+  rlhf.add("prompts", &RlhfConfig::prompts, "token files the prompts are cut from (empty: data.train)",
+           {no_commas()});
+  rlhf.add("batch_size", &RlhfConfig::batch_size, "prompts per rank per iteration", {positive()});
+  rlhf.add("prompt_len", &RlhfConfig::prompt_len, "tokens per prompt", {positive()});
+  rlhf.add("completion_len", &RlhfConfig::completion_len,
+           "tokens sampled after each prompt (prompt_len + completion_len - 1 <= model.max_seq_len)",
+           {positive()});
+  rlhf.add("temperature", &RlhfConfig::temperature, "sampling temperature", {positive(), finite()});
+  rlhf.add("beta", &RlhfConfig::beta, "weight of the per-token KL penalty to the frozen reference",
+           {non_negative(), finite()});
+  rlhf.add("lr", &RlhfConfig::lr, "constant AdamW learning rate of the actor", {non_negative(), finite()});
+  rlhf.add("iterations", &RlhfConfig::iterations, "rounds of generate, score, update", {non_negative()});
+  rlhf.add("reward_word", &RlhfConfig::reward_word,
+           "the reward is the number of its occurrences in a completion's bytes", {not_empty()});
+  rlhf.add("reward_clip", &RlhfConfig::reward_clip, "occurrences beyond this many earn nothing",
+           {positive()});
   return t;
 }
 

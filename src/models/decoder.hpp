@@ -80,7 +80,27 @@ class Decoder : public Model<T> {
     softmax_crossentropy_forward<T>(logits, decoder::at(losses_, 0, BT), logits,
                                     with_targets ? CVec<int32_t>(targets_.data(), BT) : CVec<int32_t>(),
                                     int(BT), V);
-    return with_targets ? decoder::mean_loss(losses_, BT) : 0.0;
+    if (!with_targets) return 0.0;
+    return this->loss_weights_.empty() ? decoder::mean_loss(losses_, BT)
+                                       : decoder::weighted_mean_loss(losses_, weights(BT), BT);
+  }
+  // The LM head's backward: the gradient of dloss·sum_n w_n·loss_n with
+  // respect to the logits, overwriting the probabilities in logits_.
+  Vec<T> head_backward(T dloss) {
+    const int V = cfg_.vocab_size;
+    const int64_t BT = int64_t(B_) * Tn_;
+    const Vec<T> dlogits = decoder::at(logits_, 0, BT * V);
+    softmax_crossentropy_backward<T>(dlogits, dlogits, CVec<int32_t>(targets_.data(), BT), dloss, int(BT), V);
+    if (!this->loss_weights_.empty()) decoder::scale_rows(dlogits, weights(BT), BT, V);
+    return dlogits;
+  }
+  // The loss weights of the last forward's BT tokens (a mismatch is a caller's bug).
+  CVec<T> weights(int64_t BT) const {
+    if (int64_t(this->loss_weights_.size()) != BT)
+      fatal(
+          "Decoder::weights", __FILE__, __LINE__,
+          std::to_string(this->loss_weights_.size()) + " loss weights for " + std::to_string(BT) + " tokens");
+    return CVec<T>(this->loss_weights_.data(), BT);
   }
   // The widths of the family's two MLP activations per token (decode scratch).
   virtual std::pair<int, int> mlp_widths() const = 0;

@@ -1,6 +1,7 @@
 // Small pieces the decoders in src/models share: views into activation
 // buffers, a parameter's part of its unit's flat buffer, the tokens a
-// forward keeps for its backward, and the mean of the per-token losses.
+// forward keeps for its backward, the (weighted) mean of the per-token
+// losses and the per-token scaling of their gradient.
 #pragma once
 
 #include <cstdint>
@@ -69,6 +70,23 @@ double mean_loss(const Buf<T>& losses, int64_t BT) {
   Kokkos::parallel_reduce(
       "mean_loss", Range(0, BT), KOKKOS_LAMBDA(int64_t i, double& acc) { acc += double(losses(i)); }, sum);
   return sum / double(BT);
+}
+
+// sum_n w[n]·losses[n] / BT over [0 .. BT).
+template <class T>
+double weighted_mean_loss(const Buf<T>& losses, CVec<T> w, int64_t BT) {
+  double sum = 0;
+  Kokkos::parallel_reduce(
+      "weighted_mean_loss", Range(0, BT),
+      KOKKOS_LAMBDA(int64_t i, double& acc) { acc += double(w(i)) * double(losses(i)); }, sum);
+  return sum / double(BT);
+}
+
+// Row n of x [N, V] times w[n].
+template <class T>
+void scale_rows(const Vec<T>& x, CVec<T> w, int64_t N, int V) {
+  Kokkos::parallel_for(
+      "scale_rows", Range(0, N * V), KOKKOS_LAMBDA(int64_t i) { x(i) *= w(i / V); });
 }
 
 }  // namespace zeropp::decoder

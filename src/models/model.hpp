@@ -123,8 +123,16 @@ class Model {
   void set_precision(Precision p) { prec_ = p; }
   Precision precision() const { return prec_; }
 
+  // Per-token weights [B·Tn] of the losses of the forwards and backwards that
+  // follow (policy gradients weight each sampled token by its advantage):
+  // forward returns sum_n w_n·loss_n / (B·Tn) and backward differentiates
+  // that sum. Empty (the default): every weight 1, the plain loss, computed
+  // exactly as without weights.
+  void set_loss_weights(std::vector<T> w) { loss_weights_ = std::move(w); }
+
  protected:
   Precision prec_ = Precision::FP32;
+  std::vector<T> loss_weights_;
 };
 
 // The families by name (model.family); Error naming the key for another.

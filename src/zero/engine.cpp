@@ -421,6 +421,7 @@ double Engine::forward_batch(const MicroBatch& mb) {
               std::to_string(mb.targets.size()) + " targets; expected B·T = " + std::to_string(bt));
   copy_to_device(mb.tokens.data(), I.inputs.view());
   copy_to_device(mb.targets.data(), I.targets.view());
+  model_.set_loss_weights(mb.weights);
   I.begin_pass(Pass::Forward, model_.unit_schedule(Pass::Forward));
   Impl::Computing c(I, true);
   return model_.forward(CVec<int32_t>(I.inputs.data(), bt), CVec<int32_t>(I.targets.data(), bt), B, T, *this);
@@ -477,6 +478,21 @@ void Engine::inference_pass(const std::function<void(UnitSource<float>&)>& f) {
   I.begin_pass(Pass::Forward, model_.unit_schedule(Pass::Forward));
   f(*this);
   I.resident_unit = -1;
+}
+
+CVec<float> Engine::probs(const std::vector<int32_t>& tokens, int B, int Tn) {
+  auto& I = *impl_;
+  const int64_t bt = int64_t(B) * Tn;
+  if (B > cfg_.train.batch_size || Tn > cfg_.train.seq_len || int64_t(tokens.size()) != bt)
+    fatal("Engine::probs", __FILE__, __LINE__,
+          std::to_string(tokens.size()) + " tokens as B = " + std::to_string(B) +
+              " by Tn = " + std::to_string(Tn) + " (at most " + std::to_string(cfg_.train.batch_size) +
+              " by " + std::to_string(cfg_.train.seq_len) + ")");
+  copy_to_device(tokens.data(), I.inputs.view(0, bt));
+  inference_pass([&](UnitSource<float>& src) {
+    model_.forward(CVec<int32_t>(I.inputs.data(), bt), CVec<int32_t>(), B, Tn, src);
+  });
+  return model_.probs();
 }
 
 namespace {

@@ -72,9 +72,11 @@ struct MemoryReport {
   int64_t total() const { return master + grad + adam + gather + grad_full + secondary + qgz; }
 };
 
-// One micro-batch: B×T input tokens and the B×T tokens that follow them.
+// One micro-batch: B×T input tokens and the B×T tokens that follow them,
+// and optionally a weight per token's loss (Model::set_loss_weights; empty: all 1).
 struct MicroBatch {
   std::vector<int32_t> tokens, targets;
+  std::vector<float> weights;
 };
 
 class Engine final : private UnitSource<float> {
@@ -104,6 +106,10 @@ class Engine final : private UnitSource<float> {
   // source it is handed, acquiring units in unit_schedule(Forward) order
   // (collective: every rank calls it with the same work).
   void inference_pass(const std::function<void(UnitSource<float>&)>& f);
+  // Next-token probabilities [B, Tn, V] after each prefix of B sequences of
+  // Tn tokens (B <= train.batch_size, Tn <= train.seq_len), valid until the
+  // next forward (collective: every rank passes the same B and Tn).
+  CVec<float> probs(const std::vector<int32_t>& tokens, int B, int Tn);
 
   // The full fp32 master weights of unit u, or the mean gradient of the last
   // step (before clipping) (collective; tests, checks and benches).

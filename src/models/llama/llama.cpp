@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "kernels/attention.hpp"
-#include "kernels/crossentropy.hpp"
 #include "kernels/encoder.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/residual.hpp"
@@ -159,11 +158,10 @@ void Llama<T>::backward(T dloss, UnitSource<T>& src) {
   const int64_t BT = int64_t(B) * Tn, nC = BT * C, nF = BT * F;
   const int64_t natt = int64_t(B) * NH * Tn * Tn;
   auto& a = *a_;
-  const CVec<int32_t> tok(this->tokens_.data(), BT), tgt(this->targets_.data(), BT);
+  const CVec<int32_t> tok(this->tokens_.data(), BT);
 
   // head: dlogits overwrite the probabilities in place
-  const Vec<T> dlogits = at(this->logits_, 0, BT * V);
-  softmax_crossentropy_backward<T>(dlogits, dlogits, tgt, dloss, int(BT), V);
+  const Vec<T> dlogits = this->head_backward(dloss);
   const Vec<T> dxnf = at(a.dxnf, 0, nC);
   zero(dxnf);
   {
