@@ -196,6 +196,20 @@ int run_bench_step(const Config& cfg, int steps) {
     c.train.precision = precision_name(p);
     r[int(p)] = time_steps(c, steps, ranks);
   }
+  // The bf16 GEMM rate of each kernel this CPU has (the step ran the chosen one).
+  const int BT = cfg.train.batch_size * cfg.train.seq_len;
+  std::string by_kernel;
+  for (Bf16Kernel k : {Bf16Kernel::RoundedBlas, Bf16Kernel::OneDnn}) {
+    try {
+      force_bf16_kernel(k);
+    } catch (const std::invalid_argument&) {
+      continue;  // oneDNN has no bf16 matmul on this CPU
+    }
+    by_kernel += std::string(by_kernel.empty() ? "" : ", ") +
+                 (k == Bf16Kernel::OneDnn ? "oneDNN matmul " : "BLAS on rounded operands ") +
+                 std::to_string(gemm_gflops(cfg.model, BT, 10, Precision::BF16)) + " GFLOP/s";
+  }
+  force_bf16_kernel(std::nullopt);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   double peak = double(ru.ru_maxrss) * 1024, peak_max = 0;
@@ -211,6 +225,7 @@ int run_bench_step(const Config& cfg, int steps) {
                 {"BLAS", gemm_backend_name()},
                 {"BLAS kernels", blas_core_name()},
                 {"bf16 GEMM", gemm_bf16_backend_name()},
+                {"bf16 GEMM by kernel", by_kernel},
                 {"steps timed", std::to_string(steps) + " (after 1 warm-up step)"},
                 {"fp32 step", row(r[0])},
                 {"bf16 step", row(r[1])},
