@@ -1,0 +1,110 @@
+// zeropp_gemm_bench DECK [--reps R] [--threads N]
+//
+// The GEMM libraries' rates on a deck's own GEMM shapes (src/app/bench.hpp's
+// model_gemm_shapes, batch_size·seq_len tokens): OpenBLAS fp32, and the bf16
+// GEMM with each of its kernels this CPU has (the fp32 BLAS on bf16-rounded
+// operands; oneDNN's bf16 matmul). Each shape runs once to warm up, then R
+// times; the best time is kept. With one thread the time is the thread's CPU
+// time, which other processes sharing the core barely inflate (this project's
+// VMs run several builds at once); with more, wall time. Prints one Markdown
+// row per shape and the step's mix (FLOPs over summed best times).
+#include <time.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/gemm_bf16.hpp"
+#include "src/app/bench.hpp"
+
+using namespace zeropp;
+
+namespace {
+
+double seconds(int threads) {
+  timespec ts{};
+  clock_gettime(threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+// Best time of one shape's product, fp32 (kernel = nullopt) or bf16 on `kernel`.
+double best_time(const GemmShape& sh, std::optional<Bf16Kernel> kernel, int reps, int threads) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> A(size_t(sh.M) * sh.K), B(size_t(sh.K) * sh.N), C(size_t(sh.M) * sh.N);
+  for (auto* v : {&A, &B})
+    for (auto& x : *v) x = u(rng);
+  const int lda = sh.ta == Trans::N ? sh.K : sh.M, ldb = sh.tb == Trans::N ? sh.N : sh.K;
+  if (kernel) force_bf16_kernel(*kernel);
+  double best = 1e30;
+  for (int r = 0; r <= reps; ++r) {  // r = 0 warms up
+    const double t0 = seconds(threads);
+    gemm_as(kernel ? Precision::BF16 : Precision::FP32, sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.0f, A.data(), lda,
+            B.data(), ldb, 1.0f, C.data(), sh.N);
+    if (r > 0) best = std::min(best, seconds(threads) - t0);
+  }
+  force_bf16_kernel(std::nullopt);
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s DECK [--reps R] [--threads N]\n", argv[0]);
+    return 2;
+  }
+  int reps = 10, threads = 1;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--reps")
+      reps = std::atoi(argv[i + 1]);
+    else if (a == "--threads")
+      threads = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "%s: unknown option %s\n", argv[0], a.c_str());
+      return 2;
+    }
+  }
+  if (reps < 1 || threads < 1) {
+    std::fprintf(stderr, "%s: --reps and --threads must be at least 1\n", argv[0]);
+    return 2;
+  }
+  const Config cfg = load_config(argv[1], {});
+  set_gemm_threads(threads);
+  std::vector<std::optional<Bf16Kernel>> kernels{std::nullopt, Bf16Kernel::RoundedBlas};
+  try {
+    force_bf16_kernel(Bf16Kernel::OneDnn);
+    kernels.push_back(Bf16Kernel::OneDnn);
+  } catch (const std::invalid_argument&) {
+  }
+  force_bf16_kernel(std::nullopt);
+  std::printf("%s, %d thread(s), %s time, best of %d\nBLAS: %s\nbf16: %s\n\n", argv[1], threads,
+              threads == 1 ? "CPU" : "wall", reps, gemm_backend_name().c_str(),
+              gemm_bf16_backend_name().c_str());
+  std::printf(
+      "| op(A)·op(B) | M×N×K | per step | fp32 GFLOP/s | bf16 BLAS on rounded GFLOP/s "
+      "|%s\n|---|---|---:|---:|---:|%s\n",
+      kernels.size() > 2 ? " bf16 oneDNN GFLOP/s |" : "", kernels.size() > 2 ? "---:|" : "");
+  const int BT = cfg.train.batch_size * cfg.train.seq_len;
+  double flops = 0;
+  std::vector<double> total(kernels.size(), 0.0);
+  for (const GemmShape& sh : model_gemm_shapes(cfg.model, BT)) {
+    const double f = 2.0 * sh.M * sh.N * sh.K;
+    std::printf("| %s·%s | %d×%d×%d | %d |", sh.ta == Trans::N ? "A" : "A^T", sh.tb == Trans::N ? "B" : "B^T",
+                sh.M, sh.N, sh.K, sh.per_step);
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      const double t = best_time(sh, kernels[k], reps, threads);
+      total[k] += t * sh.per_step;
+      std::printf(" %.1f |", f / t * 1e-9);
+    }
+    std::printf("\n");
+    flops += f * sh.per_step;
+  }
+  std::printf("| **step's mix** | | |");
+  for (double t : total) std::printf(" **%.1f** |", flops / t * 1e-9);
+  std::printf("\n");
+  return 0;
+}
