@@ -7,9 +7,14 @@
 // times; the best time is kept. With one thread the time is the thread's CPU
 // time, which other processes sharing the core barely inflate (this project's
 // VMs run several builds at once); with more, wall time. Prints one Markdown
-// row per shape and the step's mix (FLOPs over summed best times).
+// row per shape and the step's mix (FLOPs over summed best times). First
+// the core's peak: twelve independent chains of fp32 FMAs and, where the CPU
+// has AVX512-BF16, of bf16 dot products (vdpbf16ps: 32 multiply-adds each),
+// the ceiling of each kind of kernel without AMX.
+#include <immintrin.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -27,6 +32,52 @@ double seconds(int threads) {
   timespec ts{};
   clock_gettime(threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+constexpr int kChains = 12;  // enough independent accumulators to hide the latency
+
+__attribute__((target("avx512f"))) float sum_lanes(const __m512* acc) {
+  float lanes[16], sum = 0;
+  for (int c = 0; c < kChains; ++c) {
+    _mm512_storeu_ps(lanes, acc[c]);
+    for (float v : lanes) sum += v;
+  }
+  return sum;
+}
+
+__attribute__((target("avx512f"))) float fma_chains(long n) {
+  __m512 acc[kChains];
+  for (auto& a : acc) a = _mm512_setzero_ps();
+  __m512 x = _mm512_set1_ps(1.0f), y = _mm512_set1_ps(1e-9f);
+  for (long i = 0; i < n; ++i) {
+    for (auto& a : acc) a = _mm512_fmadd_ps(x, y, a);
+    __asm__ volatile("" : "+v"(x), "+v"(y));  // keeps the loop from being folded
+  }
+  return sum_lanes(acc);
+}
+
+__attribute__((target("avx512f,avx512bf16"))) float bf16_dot_chains(long n) {
+  __m512 acc[kChains];
+  for (auto& a : acc) a = _mm512_setzero_ps();
+  __m512bh x = (__m512bh)_mm512_set1_epi16(0x3f80), y = x;  // bf16 1.0
+  for (long i = 0; i < n; ++i) {
+    for (auto& a : acc) a = _mm512_dpbf16_ps(a, x, y);
+    __asm__ volatile("" : "+v"(x), "+v"(y));
+  }
+  return sum_lanes(acc);
+}
+
+// GFLOP/s of the best of 50 runs of `chains` (flops_per_op per instruction).
+double peak(float (*chains)(long), double flops_per_op) {
+  const long n = 100000;
+  double best = 1e30;
+  volatile float sink = 0;
+  for (int r = 0; r < 50; ++r) {
+    const double t0 = seconds(1);
+    sink = sink + chains(n);
+    best = std::min(best, seconds(1) - t0);
+  }
+  return double(n) * kChains * flops_per_op / best * 1e-9;
 }
 
 // Best time of one shape's product, fp32 (kernel = nullopt) or bf16 on `kernel`.
@@ -84,6 +135,12 @@ int main(int argc, char** argv) {
   std::printf("%s, %d thread(s), %s time, best of %d\nBLAS: %s\nbf16: %s\n\n", argv[1], threads,
               threads == 1 ? "CPU" : "wall", reps, gemm_backend_name().c_str(),
               gemm_bf16_backend_name().c_str());
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f"))
+    std::printf("core peak: fp32 FMA %.1f GFLOP/s", peak(fma_chains, 32));
+  if (__builtin_cpu_supports("avx512bf16"))
+    std::printf(", AVX512-BF16 dot product %.1f GFLOP/s", peak(bf16_dot_chains, 64));
+  std::printf("\n\n");
   std::printf(
       "| op(A)·op(B) | M×N×K | per step | fp32 GFLOP/s | bf16 BLAS on rounded GFLOP/s "
       "|%s\n|---|---|---:|---:|---:|%s\n",
