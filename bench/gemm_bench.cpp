@@ -11,7 +11,9 @@
 // the core's peak: twelve independent chains of fp32 FMAs and, where the CPU
 // has AVX512-BF16, of bf16 dot products (vdpbf16ps: 32 multiply-adds each),
 // the ceiling of each kind of kernel without AMX.
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 #include <time.h>
 
 #include <algorithm>
@@ -34,6 +36,7 @@ double seconds(int threads) {
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
+#if defined(__x86_64__)      // the peak loops are x86 intrinsics
 constexpr int kChains = 12;  // enough independent accumulators to hide the latency
 
 __attribute__((target("avx512f"))) float sum_lanes(const __m512* acc) {
@@ -80,6 +83,7 @@ double peak(float (*chains)(long), double flops_per_op) {
   return double(n) * kChains * flops_per_op / best * 1e-9;
 }
 
+#endif
 // Best time of one shape's product, fp32 (kernel = nullopt) or bf16 on `kernel`.
 double best_time(const GemmShape& sh, std::optional<Bf16Kernel> kernel, int reps, int threads) {
   std::mt19937 rng(1);
@@ -135,11 +139,13 @@ int main(int argc, char** argv) {
   std::printf("%s, %d thread(s), %s time, best of %d\nBLAS: %s\nbf16: %s\n\n", argv[1], threads,
               threads == 1 ? "CPU" : "wall", reps, gemm_backend_name().c_str(),
               gemm_bf16_backend_name().c_str());
+#if defined(__x86_64__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f"))
     std::printf("core peak: fp32 FMA %.1f GFLOP/s", peak(fma_chains, 32));
   if (__builtin_cpu_supports("avx512bf16"))
     std::printf(", AVX512-BF16 dot product %.1f GFLOP/s", peak(bf16_dot_chains, 64));
+#endif
   std::printf("\n\n");
   std::printf(
       "| op(A)·op(B) | M×N×K | per step | fp32 GFLOP/s | bf16 BLAS on rounded GFLOP/s "
