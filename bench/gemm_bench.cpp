@@ -127,7 +127,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: --reps and --threads must be at least 1\n", argv[0]);
     return 2;
   }
-  const Config cfg = load_config(argv[1], {});
+  Config cfg;
+  try {
+    cfg = load_config(argv[1], {});
+  } catch (const std::exception& e) {  // the config layer's message names the file and key
+    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
+    return 2;
+  }
   set_gemm_threads(threads);
   std::vector<std::optional<Bf16Kernel>> kernels{std::nullopt, Bf16Kernel::RoundedBlas};
   try {
