@@ -1,6 +1,9 @@
 #include "kernels/gemm.hpp"
 
 #include <cblas.h>
+#include <omp.h>
+
+#include <stdexcept>
 
 #include "kernels/device_memory.hpp"
 #ifdef ZEROPP_BLAS_BLIS
@@ -52,6 +55,16 @@ void gemm_reference(Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A
       T& c = C[int64_t(i) * ldc + j];
       c = T(alpha * acc + (beta == T(0) ? T(0) : beta * c));
     }
+}
+
+void set_gemm_threads(int n) {
+  if (n < 1) throw std::invalid_argument("GEMM threads must be at least 1, got " + std::to_string(n));
+#ifdef ZEROPP_BLAS_OPENBLAS
+  openblas_set_num_threads(n);
+#elif defined(ZEROPP_BLAS_BLIS)
+  bli_thread_set_num_threads(n);
+#endif
+  omp_set_num_threads(n);
 }
 
 std::string gemm_backend_name() {

@@ -28,6 +28,11 @@ template <class T>
 void gemm_reference(Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B,
                     int ldb, T beta, T* C, int ldc);
 
+// Threads of each GEMM library in this process (n >= 1): the BLAS's own
+// pool and OpenMP's, which oneDNN uses. The model's other kernels stay on one
+// thread: Debian's Kokkos 3.4 has only the Serial backend.
+void set_gemm_threads(int n);
+
 // "OpenBLAS 0.3.21 (1 thread)": what the start-up table and bench print.
 std::string gemm_backend_name();
 

@@ -18,20 +18,10 @@
 
 namespace zeropp {
 
-namespace {
-
-// One GEMM shape of the model and how often a training step runs it.
-struct Shape {
-  Trans ta, tb;
-  int M, N, K;
-  int per_step;
-};
-
-// Every GEMM of one micro-batch's forward and backward (matmul.cpp's calls):
-// each linear layer runs out = in·W, din = dout·W^T and dW = in^T·dout.
-std::vector<Shape> model_shapes(const ModelConfig& m, int BT) {
+// Each linear layer runs out = in·W, din = dout·W^T and dW = in^T·dout.
+std::vector<GemmShape> model_gemm_shapes(const ModelConfig& m, int BT) {
   const int C = m.n_embd, V = m.vocab_size, L = m.n_layer;
-  std::vector<Shape> s;
+  std::vector<GemmShape> s;
   const auto linear = [&](int in, int out, int count) {
     s.push_back({Trans::N, Trans::N, BT, out, in, count});  // forward
     s.push_back({Trans::N, Trans::T, BT, in, out, count});  // input gradient
@@ -47,15 +37,17 @@ std::vector<Shape> model_shapes(const ModelConfig& m, int BT) {
   return s;
 }
 
+namespace {
+
 // GFLOP/s of the GEMM library (OpenBLAS fp32, or the bf16 GEMM) on the
 // model's shape mix: total FLOPs of one step's GEMMs over the time they take
 // (each timed `reps` times, best kept).
 double gemm_gflops(const ModelConfig& m, int BT, int reps, Precision prec) {
-  const auto shapes = model_shapes(m, BT);
+  const auto shapes = model_gemm_shapes(m, BT);
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1, 1);
   double flops = 0, seconds = 0;
-  for (const Shape& sh : shapes) {
+  for (const GemmShape& sh : shapes) {
     std::vector<float> A(size_t(sh.M) * sh.K), B(size_t(sh.K) * sh.N), C(size_t(sh.M) * sh.N);
     for (auto* v : {&A, &B})
       for (auto& x : *v) x = u(rng);
@@ -196,6 +188,20 @@ int run_bench_step(const Config& cfg, int steps) {
     c.train.precision = precision_name(p);
     r[int(p)] = time_steps(c, steps, ranks);
   }
+  // The bf16 GEMM rate of each kernel this CPU has (the step ran the chosen one).
+  const int BT = cfg.train.batch_size * cfg.train.seq_len;
+  std::string by_kernel;
+  for (Bf16Kernel k : {Bf16Kernel::RoundedBlas, Bf16Kernel::OneDnn}) {
+    try {
+      force_bf16_kernel(k);
+    } catch (const std::invalid_argument&) {
+      continue;  // oneDNN has no bf16 matmul on this CPU
+    }
+    by_kernel += std::string(by_kernel.empty() ? "" : ", ") +
+                 (k == Bf16Kernel::OneDnn ? "oneDNN matmul " : "BLAS on rounded operands ") +
+                 std::to_string(gemm_gflops(cfg.model, BT, 10, Precision::BF16)) + " GFLOP/s";
+  }
+  force_bf16_kernel(std::nullopt);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   double peak = double(ru.ru_maxrss) * 1024, peak_max = 0;
@@ -211,6 +217,7 @@ int run_bench_step(const Config& cfg, int steps) {
                 {"BLAS", gemm_backend_name()},
                 {"BLAS kernels", blas_core_name()},
                 {"bf16 GEMM", gemm_bf16_backend_name()},
+                {"bf16 GEMM by kernel", by_kernel},
                 {"steps timed", std::to_string(steps) + " (after 1 warm-up step)"},
                 {"fp32 step", row(r[0])},
                 {"bf16 step", row(r[1])},

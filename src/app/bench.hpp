@@ -4,9 +4,23 @@
 // shared machine.
 #pragma once
 
+#include <vector>
+
+#include "kernels/gemm.hpp"
 #include "src/config/config.hpp"
 
 namespace zeropp {
+
+// One GEMM shape of the model and how often a training step runs it.
+struct GemmShape {
+  Trans ta, tb;
+  int M, N, K;
+  int per_step;
+};
+
+// Every GEMM of one micro-batch's forward and backward through the linear
+// layers and the tied LM head (matmul.cpp's calls), BT tokens.
+std::vector<GemmShape> model_gemm_shapes(const ModelConfig& m, int BT);
 
 int run_bench_step(const Config& cfg, int steps);
 

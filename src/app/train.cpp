@@ -108,6 +108,7 @@ Run::Run(const Config& cfg_, MPI_Comm base)
       model(make_model<float>(cfg.model, cfg.train.batch_size, cfg.train.seq_len)),
       engine(cfg, topo, *comm, *model) {
   model->set_precision(parse_precision(cfg.train.precision));
+  if (cfg.train.threads > 0) set_gemm_threads(cfg.train.threads);
   engine.init_weights(uint64_t(cfg.train.seed));
   if (cfg.comm.fault_stall_rank >= 0) comm->set_stall(cfg.comm.fault_stall_rank, cfg.comm.fault_stall_step);
   comm->set_links(LinkEmulator(cfg.comm.internode_gbps, cfg.comm.internode_latency_us),

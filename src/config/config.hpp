@@ -40,6 +40,8 @@ struct TrainConfig {
   // Operands of the model's matrix products: fp32, or bf16 with fp32
   // accumulation (master weights, optimizer, norms, softmax, loss stay fp32).
   std::string precision = "fp32";
+  // Threads per rank of the GEMM libraries (0: their own settings).
+  int threads = 0;
 };
 
 struct OptimConfig {

@@ -119,6 +119,10 @@ std::vector<Key> build_table() {
             "operands of the model's matrix products: fp32, or bf16 with fp32 accumulation (oneDNN; master "
             "weights, Adam moments, norms, softmax and loss stay fp32)",
             {one_of({"fp32", "bf16"})});
+  train.add("threads", &TrainConfig::threads,
+            "threads per rank of the GEMM libraries (OpenBLAS, oneDNN); other kernels run on one (Kokkos "
+            "Serial). 0: the libraries' own settings (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS)",
+            {non_negative()});
 
   Section<OptimConfig> optim{t, "optim", &Config::optim};
   optim.add("lr", &OptimConfig::lr, "peak learning rate: linear warm-up, then cosine decay to min_lr",

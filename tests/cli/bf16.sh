@@ -37,9 +37,11 @@ for variant in zero3 zeropp; do
   else
     bad "$variant: bf16 training curve identical to fp32's or missing"
   fi
-  if grep -qE "^ +precision +: bf16 GEMMs on oneDNN [0-9.]+, ISA [a-z0-9_]+" "$work/$variant-bf16.log" &&
+  # oneDNN's matmul, or the BLAS "on bf16-rounded operands (oneDNN …, ISA …: no AMX)"
+  if grep -qE "^ +precision +: bf16 GEMMs on (.* on bf16-rounded operands \()?oneDNN [0-9.]+, ISA [a-z0-9_]+" \
+    "$work/$variant-bf16.log" &&
     grep -qE "^ +precision +: fp32$" "$work/$variant-fp32.log"; then
-    ok "$variant: the start-up table names the precision and oneDNN's ISA"
+    ok "$variant: the start-up table names the precision, the bf16 kernel and oneDNN's ISA"
   else
     bad "$variant: no precision row naming oneDNN in the start-up table"
     grep -E "precision" "$work/$variant-bf16.log" "$work/$variant-fp32.log"
