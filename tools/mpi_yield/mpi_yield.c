@@ -10,7 +10,7 @@
 // progress found no events, handing the core to a rank that has work. With a
 // core per rank the yield is a cheap syscall that returns at once.
 //
-// A wait that stays empty for kSpinPolls calls sleeps kSleepNs per call
+// A wait that stays empty for kSpinPolls calls sleeps kSleep per call
 // instead: a rank waiting on a ring peer that is descheduled otherwise yields
 // tens of thousands of times per step (ZEROPP_YIELD_STATS), and on a loaded
 // machine every yield that returns at once is CPU the peer needed. Sleeping
@@ -47,6 +47,7 @@ static void print_stats(void) {
 __attribute__((constructor)) static void init(void) {
   const char* stats = getenv("ZEROPP_YIELD_STATS");
   if (stats && stats[0] == '1') atexit(print_stats);
+  // Main thread only (slack is per thread); a failure would only lengthen the sleeps.
   prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 }
 
