@@ -5,12 +5,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cpu_features.hpp"
 #include "kernels/quant_ref.hpp"
 
 namespace zeropp {
 
 void check_quant_args(const char* who, int bits, int64_t n, int64_t block, int64_t x_size, int64_t q_size,
                       int64_t scales_size) {
+  require_quant_isa(who);
   quant_ref::check_shape(who, bits, n, block);
   auto fail = [&](const std::string& why) {
     throw std::invalid_argument(std::string(who) + ": " + why + " (n = " + std::to_string(n) +
