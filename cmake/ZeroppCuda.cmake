@@ -29,7 +29,16 @@ endif()
 message(STATUS "CUDA ${CUDAToolkit_VERSION} (${CMAKE_CUDA_COMPILER}), architectures ${CMAKE_CUDA_ARCHITECTURES}; "
                "NCCL ${ZEROPP_NCCL_LIBRARY}")
 
+# The model's operations (kernels/cuda/ops.hpp), one per file beside its host twin.
+set(zeropp_cuda_ops encoder layernorm attention gelu residual crossentropy adamw sum_squares rmsnorm rope swiglu)
+list(TRANSFORM zeropp_cuda_ops PREPEND kernels/cuda/)
+list(TRANSFORM zeropp_cuda_ops APPEND .cu)
+# No FMA contraction, as the host compiler (-std=c++17, no -march): the
+# elementwise kernels then agree with their host twins bit for bit. Device
+# lambdas for the elementwise launcher (kernels/cuda/launch.cuh).
+set_source_files_properties(${zeropp_cuda_ops} PROPERTIES COMPILE_OPTIONS "--fmad=false;--extended-lambda")
 add_library(zeropp_cuda STATIC
+  ${zeropp_cuda_ops}
   kernels/cuda/quantize.cu
   kernels/cuda/comm_kernels.cu
   kernels/cuda/gemm_cublas.cpp
@@ -57,6 +66,14 @@ if(ZEROPP_BUILD_TESTS)
   # since a skip regex hides failures of the others).
   add_test(NAME cuda_host_nodevice COMMAND $<TARGET_FILE:zeropp_cuda_tests> "[cuda-host-nodevice]" --warn NoTests)
   set_tests_properties(cuda_host_nodevice PROPERTIES TIMEOUT 120 SKIP_REGULAR_EXPRESSION "SKIPPED:")
+  # Every model kernel of kernels/cuda against its host twin on the device; each
+  # case says "SKIPPED:" without one (all cases skip together).
+  add_executable(zeropp_cuda_kernel_tests tests/main.cpp tests/cuda/test_cuda_kernels.cpp)
+  target_link_libraries(zeropp_cuda_kernel_tests PRIVATE zeropp_cuda zeropp_kernels zeropp::kokkos Catch2::Catch2
+                                                         zeropp_warnings)
+  add_test(NAME cuda_kernels COMMAND $<TARGET_FILE:zeropp_cuda_kernel_tests> "[cuda-kernels]" --warn NoTests)
+  set_tests_properties(cuda_kernels PROPERTIES TIMEOUT 300 SKIP_REGULAR_EXPRESSION "SKIPPED:"
+    ENVIRONMENT "OPENBLAS_NUM_THREADS=1;OMP_NUM_THREADS=1")
   # The collective tests on the NCCL backend (tests/comm/collective_tests.hpp), as
   # comm_np* runs them on MPI; registered in tests/CMakeLists.txt as comm_nccl_*.
   add_executable(zeropp_comm_nccl_tests tests/main.cpp tests/cuda/test_communicator_nccl.cpp)
