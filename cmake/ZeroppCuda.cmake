@@ -55,6 +55,12 @@ target_compile_options(zeropp_cuda PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wext
 target_compile_definitions(zeropp_cuda PUBLIC ZEROPP_HAVE_CUDA)
 target_link_libraries(zeropp_comm_backends PUBLIC zeropp_cuda)
 
+# tools/gpu_check (the quantization kernels, cuBLAS and a one-rank NCCL on the
+# device, and their throughput) in this build too, for scripts/gpu-bundle.
+add_executable(zeropp_gpu_check tools/gpu_check/gpu_check.cu tools/gpu_check/correctness.cu)
+set_target_properties(zeropp_gpu_check PROPERTIES CUDA_STANDARD 17 CUDA_RUNTIME_LIBRARY Shared)
+target_link_libraries(zeropp_gpu_check PRIVATE zeropp_cuda)
+
 # Host-side tests of the CUDA path: they need no GPU (and pass with one).
 if(ZEROPP_BUILD_TESTS)
   find_package(Catch2 REQUIRED)
@@ -74,6 +80,8 @@ if(ZEROPP_BUILD_TESTS)
   add_test(NAME cuda_kernels COMMAND $<TARGET_FILE:zeropp_cuda_kernel_tests> "[cuda-kernels]" --warn NoTests)
   set_tests_properties(cuda_kernels PROPERTIES TIMEOUT 300 SKIP_REGULAR_EXPRESSION "SKIPPED:"
     ENVIRONMENT "OPENBLAS_NUM_THREADS=1;OMP_NUM_THREADS=1")
+  add_test(NAME cuda_compare COMMAND $<TARGET_FILE:zeropp_cuda_kernel_tests> "[cuda-compare]" --warn NoTests)
+  set_tests_properties(cuda_compare PROPERTIES TIMEOUT 60)
   # The collective tests on the NCCL backend (tests/comm/collective_tests.hpp), as
   # comm_np* runs them on MPI; registered in tests/CMakeLists.txt as comm_nccl_*.
   add_executable(zeropp_comm_nccl_tests tests/main.cpp tests/cuda/test_communicator_nccl.cpp)
