@@ -4,9 +4,11 @@
 // The reductions combine in a fixed tree order, so a kernel gives the same bits
 // on every run (deterministic), though not the host's sequential order: kernels
 // that reduce are compared with their host twins under a stated tolerance
-// (tests/cuda/test_cuda_kernels.cpp), elementwise ones bit for bit (these
-// files are compiled with --fmad=false, as the host compiler does not contract
-// a*b+c into an FMA at -std=c++17 without -march, cmake/ZeroppCuda.cmake).
+// (tests/cuda/test_cuda_kernels.cpp), as are those calling expf, powf or
+// sinf (an ulp or two from glibc's); elementwise arithmetic and sums taken in
+// the host's order agree bit for bit (these files are compiled with
+// --fmad=false, as the host compiler does not contract a*b+c into an FMA at
+// -std=c++17 without -march, cmake/ZeroppCuda.cmake).
 #pragma once
 
 #include <cuda_runtime.h>
