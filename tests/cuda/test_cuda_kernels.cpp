@@ -46,16 +46,25 @@ struct Shape {
 // inputs/small.toml's model, and one whose rows are not multiples of a warp.
 const Shape kShapes[] = {{"small", 4, 256, 384, 6, 50304}, {"odd", 3, 37, 40, 4, 1001}};
 
+// f(shape, generator) for each shape, the generator seeded afresh; nothing
+// (a skip) without a device.
+template <class F>
+void for_each_shape(unsigned seed, F f) {
+  if (!device_or_skip()) return;
+  for (const Shape& s : kShapes) {
+    INFO(s.name);
+    std::mt19937 rng(seed);
+    f(s, rng);
+  }
+}
+
 constexpr Tolerance kExpf{1e-5, 4e-6};     // expf/tanh against glibc's: an ulp or two
 constexpr Tolerance kRowSums{1e-5, 1e-5};  // warp-ordered row sums against sequential ones
 
 }  // namespace
 
 TEST_CASE("CUDA encoder against the host's", "[cuda-kernels]") {
-  if (!device_or_skip()) return;
-  for (const Shape& s : kShapes) {
-    INFO(s.name);
-    std::mt19937 rng(1);
+  for_each_shape(1, [](const Shape& s, std::mt19937& rng) {
     const int64_t BT = int64_t(s.B) * s.Tn;
     const auto tokens = random_tokens(BT, s.V, rng);
     const auto wte = random_floats(size_t(s.V) * s.C, rng), wpe = random_floats(size_t(s.Tn) * s.C, rng);
@@ -78,14 +87,11 @@ TEST_CASE("CUDA encoder against the host's", "[cuda-kernels]") {
       REQUIRE_AGREES("dwte", d_dwte.host(), dwte, kBitExact);
       if (positions) REQUIRE_AGREES("dwpe", d_dwpe.host(), dwpe, kBitExact);
     }
-  }
+  });
 }
 
 TEST_CASE("CUDA LayerNorm against the host's", "[cuda-kernels]") {
-  if (!device_or_skip()) return;
-  for (const Shape& s : kShapes) {
-    INFO(s.name);
-    std::mt19937 rng(2);
+  for_each_shape(2, [](const Shape& s, std::mt19937& rng) {
     const int N = s.B * s.Tn, C = s.C;
     const auto inp = random_floats(size_t(N) * C, rng, -3, 5), w = random_floats(C, rng),
                b = random_floats(C, rng);
@@ -108,14 +114,11 @@ TEST_CASE("CUDA LayerNorm against the host's", "[cuda-kernels]") {
     REQUIRE_AGREES("dinp", d_dinp.host(), dinp, kRowSums);
     REQUIRE_AGREES("dweight", d_dw.host(), dw, kBitExact);
     REQUIRE_AGREES("dbias", d_db.host(), db, kBitExact);
-  }
+  });
 }
 
 TEST_CASE("CUDA attention against the host's", "[cuda-kernels]") {
-  if (!device_or_skip()) return;
-  for (const Shape& s : kShapes) {
-    INFO(s.name);
-    std::mt19937 rng(3);
+  for_each_shape(3, [](const Shape& s, std::mt19937& rng) {
     const int64_t BT = int64_t(s.B) * s.Tn, att_n = int64_t(s.B) * s.NH * s.Tn * s.Tn;
     const auto qkv = random_floats(BT * 3 * s.C, rng), dout = random_floats(BT * s.C, rng);
     const auto dqkv0 = random_floats(qkv.size(), rng);
@@ -140,7 +143,7 @@ TEST_CASE("CUDA attention against the host's", "[cuda-kernels]") {
     REQUIRE_AGREES("datt", d_datt.host(), datt, tol);
     REQUIRE_AGREES("dpreatt", d_dpreatt.host(), dpreatt, tol);
     REQUIRE_AGREES("dqkv", d_dqkv.host(), dqkv, tol);
-  }
+  });
 }
 
 TEST_CASE("CUDA GELU and residual and SwiGLU against the host's", "[cuda-kernels]") {
@@ -188,10 +191,7 @@ TEST_CASE("CUDA GELU and residual and SwiGLU against the host's", "[cuda-kernels
 }
 
 TEST_CASE("CUDA softmax cross-entropy against the host's", "[cuda-kernels]") {
-  if (!device_or_skip()) return;
-  for (const Shape& s : kShapes) {
-    INFO(s.name);
-    std::mt19937 rng(5);
+  for_each_shape(5, [](const Shape& s, std::mt19937& rng) {
     const int N = 64 + 3, V = s.V;
     const auto logits = random_floats(size_t(N) * V, rng, -8, 8), dl0 = random_floats(size_t(N) * V, rng);
     const auto targets = random_tokens(N, V, rng);
@@ -220,7 +220,7 @@ TEST_CASE("CUDA softmax cross-entropy against the host's", "[cuda-kernels]") {
                                                  V);
     zc::softmax_crossentropy_backward(h_probs.get(), h_probs.get(), d_t.get(), dloss, N, V);
     REQUIRE_AGREES("dlogits in place", h_probs.host(), in_place, kBitExact);
-  }
+  });
 }
 
 TEST_CASE("CUDA AdamW and sum of squares against the host's", "[cuda-kernels]") {
@@ -250,10 +250,7 @@ TEST_CASE("CUDA AdamW and sum of squares against the host's", "[cuda-kernels]") 
 }
 
 TEST_CASE("CUDA RMSNorm and RoPE against the host's", "[cuda-kernels]") {
-  if (!device_or_skip()) return;
-  for (const Shape& s : kShapes) {
-    INFO(s.name);
-    std::mt19937 rng(7);
+  for_each_shape(7, [](const Shape& s, std::mt19937& rng) {
     const int N = s.B * s.Tn, C = s.C;
     const auto inp = random_floats(size_t(N) * C, rng, -3, 3), w = random_floats(C, rng);
     const auto dout = random_floats(inp.size(), rng), dinp0 = random_floats(inp.size(), rng);
@@ -284,7 +281,7 @@ TEST_CASE("CUDA RMSNorm and RoPE against the host's", "[cuda-kernels]") {
     const Tolerance rope_tol{1e-5, 1e-6 * s.Tn + 1e-6};
     REQUIRE_AGREES("rope out", d_rot.host(), rot, rope_tol);
     REQUIRE_AGREES("rope dinp", d_dqkv.host(), dqkv, rope_tol);
-  }
+  });
 }
 
 // The comparison the cases above rely on, on the host (ctest entry cuda_compare,
