@@ -29,7 +29,16 @@ endif()
 message(STATUS "CUDA ${CUDAToolkit_VERSION} (${CMAKE_CUDA_COMPILER}), architectures ${CMAKE_CUDA_ARCHITECTURES}; "
                "NCCL ${ZEROPP_NCCL_LIBRARY}")
 
+# The model's operations (kernels/cuda/ops.hpp), one per file beside its host twin.
+set(zeropp_cuda_ops encoder layernorm attention gelu residual crossentropy adamw sum_squares rmsnorm rope swiglu)
+list(TRANSFORM zeropp_cuda_ops PREPEND kernels/cuda/)
+list(TRANSFORM zeropp_cuda_ops APPEND .cu)
+# No FMA contraction, as the host compiler (-std=c++17, no -march): the
+# elementwise kernels then agree with their host twins bit for bit. Device
+# lambdas for the elementwise launcher (kernels/cuda/launch.cuh).
+set_source_files_properties(${zeropp_cuda_ops} PROPERTIES COMPILE_OPTIONS "--fmad=false;--extended-lambda")
 add_library(zeropp_cuda STATIC
+  ${zeropp_cuda_ops}
   kernels/cuda/quantize.cu
   kernels/cuda/comm_kernels.cu
   kernels/cuda/gemm_cublas.cpp
@@ -46,6 +55,12 @@ target_compile_options(zeropp_cuda PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wext
 target_compile_definitions(zeropp_cuda PUBLIC ZEROPP_HAVE_CUDA)
 target_link_libraries(zeropp_comm_backends PUBLIC zeropp_cuda)
 
+# tools/gpu_check (the quantization kernels, cuBLAS and a one-rank NCCL on the
+# device, and their throughput) in this build too, for scripts/gpu-bundle.
+add_executable(zeropp_gpu_check tools/gpu_check/gpu_check.cu tools/gpu_check/correctness.cu)
+set_target_properties(zeropp_gpu_check PROPERTIES CUDA_STANDARD 17 CUDA_RUNTIME_LIBRARY Shared)
+target_link_libraries(zeropp_gpu_check PRIVATE zeropp_cuda)
+
 # Host-side tests of the CUDA path: they need no GPU (and pass with one).
 if(ZEROPP_BUILD_TESTS)
   find_package(Catch2 REQUIRED)
@@ -57,6 +72,16 @@ if(ZEROPP_BUILD_TESTS)
   # since a skip regex hides failures of the others).
   add_test(NAME cuda_host_nodevice COMMAND $<TARGET_FILE:zeropp_cuda_tests> "[cuda-host-nodevice]" --warn NoTests)
   set_tests_properties(cuda_host_nodevice PROPERTIES TIMEOUT 120 SKIP_REGULAR_EXPRESSION "SKIPPED:")
+  # Every model kernel of kernels/cuda against its host twin on the device; each
+  # case says "SKIPPED:" without one (all cases skip together).
+  add_executable(zeropp_cuda_kernel_tests tests/main.cpp tests/cuda/test_cuda_kernels.cpp)
+  target_link_libraries(zeropp_cuda_kernel_tests PRIVATE zeropp_cuda zeropp_kernels zeropp::kokkos Catch2::Catch2
+                                                         zeropp_warnings)
+  add_test(NAME cuda_kernels COMMAND $<TARGET_FILE:zeropp_cuda_kernel_tests> "[cuda-kernels]" --warn NoTests)
+  set_tests_properties(cuda_kernels PROPERTIES TIMEOUT 300 SKIP_REGULAR_EXPRESSION "SKIPPED:"
+    ENVIRONMENT "OPENBLAS_NUM_THREADS=1;OMP_NUM_THREADS=1")
+  add_test(NAME cuda_compare COMMAND $<TARGET_FILE:zeropp_cuda_kernel_tests> "[cuda-compare]" --warn NoTests)
+  set_tests_properties(cuda_compare PROPERTIES TIMEOUT 60)
   # The collective tests on the NCCL backend (tests/comm/collective_tests.hpp), as
   # comm_np* runs them on MPI; registered in tests/CMakeLists.txt as comm_nccl_*.
   add_executable(zeropp_comm_nccl_tests tests/main.cpp tests/cuda/test_communicator_nccl.cpp)

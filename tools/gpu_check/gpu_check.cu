@@ -180,6 +180,33 @@ void run_gemm_perf(int reps) {
     p.flops = 2.0 * double(m) * m * m;
     perf.push_back(p);
   }
+  {
+    // inputs/small.toml's forward GEMMs in bf16 (B*T = 1024 rows, C = 384, V =
+    // 50304): qkv, attention projection, MLP up and down, the tied head. The
+    // rate a device-resident run of that deck is compared with.
+    struct Shape {
+      int n, k;
+    };
+    const int rows = 1024;
+    const Shape shapes[] = {{1152, 384}, {384, 384}, {1536, 384}, {384, 1536}, {50304, 384}};
+    size_t most = 0;
+    double flops = 0;
+    for (const Shape& s : shapes) {
+      most = std::max(most, size_t(s.n) * s.k);
+      flops += 2.0 * rows * s.n * s.k;
+    }
+    Dev<__nv_bfloat16> X(size_t(rows) * 1536), W(most), Y(size_t(rows) * 50304);
+    fill_bf16_kernel<<<1024, 256>>>(X.p, X.n, 3);
+    fill_bf16_kernel<<<1024, 256>>>(W.p, W.n, 4);
+    CK(cudaGetLastError());
+    Perf p = time_it("cuBLAS bf16 small.toml forward GEMMs (1024 rows)", 0, reps, [&] {
+      for (const Shape& s : shapes)
+        zc::gemm(blas, zeropp::Trans::N, zeropp::Trans::T, rows, s.n, s.k, 1.0f, X.p, s.k, W.p, s.k, 0.0f,
+                 Y.p, s.n);
+    });
+    p.flops = flops;
+    perf.push_back(p);
+  }
 }
 
 }  // namespace

@@ -2,16 +2,9 @@
 
 #include <nccl.h>
 
+#include "kernels/cuda/check.hpp"
 #include "kernels/cuda/comm_kernels.cuh"
 #include "src/base/errors.hpp"
-
-#define ZCHECK_CUDA(call)                                                                               \
-  do {                                                                                                  \
-    const cudaError_t zeropp_e_ = (call);                                                               \
-    if (zeropp_e_ != cudaSuccess)                                                                       \
-      ::zeropp::fatal(#call, __FILE__, __LINE__,                                                        \
-                      std::string(cudaGetErrorName(zeropp_e_)) + ": " + cudaGetErrorString(zeropp_e_)); \
-  } while (0)
 
 #define ZCHECK_NCCL(call)                                                                     \
   do {                                                                                        \

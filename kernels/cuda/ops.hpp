@@ -1,0 +1,76 @@
+// The model's operations on the GPU: the CUDA twins of kernels/<op>.hpp.
+//
+// Each function has the host kernel's name, argument order and semantics
+// (shapes, overwrite vs accumulate, aliasing) with raw device pointers in place
+// of the Views, fp32 only (the model keeps everything but its GEMMs in fp32,
+// kernels/precision.hpp), and the stream last. The host header is the
+// specification; kernels/cuda/<op>.cu says how the GPU computes it and how
+// closely it agrees (tests/cuda/test_cuda_kernels.cpp checks each on the device).
+// Calls are asynchronous on `stream`, except sum_squares, which returns its
+// value. A failed launch aborts with file:line and rank (kernels/cuda/check.hpp).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/gemm_cublas.hpp"
+
+namespace zeropp::cuda {
+
+// kernels/encoder.hpp; wpe (and dwpe) nullptr: no position embedding.
+void encoder_forward(float* out, const int32_t* tokens, const float* wte, const float* wpe, int B, int Tn,
+                     int C, cudaStream_t stream = nullptr);
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B, int Tn,
+                      int C, cudaStream_t stream = nullptr);
+
+// kernels/layernorm.hpp
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
+                       const float* bias, int N, int C, cudaStream_t stream = nullptr);
+void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                        const float* weight, const float* mean, const float* rstd, int N, int C,
+                        cudaStream_t stream = nullptr);
+
+// kernels/attention.hpp: cuBLAS batched GEMMs on blas's stream and the fused
+// mask + softmax (and its backward) between them.
+void attention_forward(Blas& blas, float* out, float* preatt, float* att, const float* qkv, int B, int Tn,
+                       int C, int NH);
+void attention_backward(Blas& blas, float* dqkv, float* dpreatt, float* datt, const float* dout,
+                        const float* qkv, const float* att, int B, int Tn, int C, int NH);
+
+// kernels/gelu.hpp
+void gelu_forward(float* out, const float* inp, int64_t n, cudaStream_t stream = nullptr);
+void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n,
+                   cudaStream_t stream = nullptr);
+
+// kernels/residual.hpp
+void residual_forward(float* out, const float* a, const float* b, int64_t n, cudaStream_t stream = nullptr);
+void residual_backward(float* da, float* db, const float* dout, int64_t n, cudaStream_t stream = nullptr);
+
+// kernels/crossentropy.hpp; targets nullptr: no losses (inference).
+void softmax_crossentropy_forward(float* probs, float* losses, const float* logits, const int32_t* targets,
+                                  int N, int V, cudaStream_t stream = nullptr);
+void softmax_crossentropy_backward(float* dlogits, const float* probs, const int32_t* targets, float dloss,
+                                   int N, int V, cudaStream_t stream = nullptr);
+
+// kernels/adamw.hpp (the bias corrections computed once on the host, as there).
+void adamw_update(float* param, float* m, float* v, const float* grad, int64_t n, float lr, float beta1,
+                  float beta2, float eps, float weight_decay, int step, float grad_scale,
+                  cudaStream_t stream = nullptr);
+
+// kernels/sum_squares.hpp: waits for `stream` and returns the sum.
+double sum_squares(const float* x, int64_t n, cudaStream_t stream = nullptr);
+
+// kernels/rmsnorm.hpp, kernels/rope.hpp, kernels/swiglu.hpp (the LLaMA family).
+void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int N, int C,
+                     cudaStream_t stream = nullptr);
+void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
+                      const float* rstd, int N, int C, cudaStream_t stream = nullptr);
+void rope_forward(float* out, const float* inp, int B, int Tn, int C, int NH, cudaStream_t stream = nullptr);
+void rope_backward(float* dinp, const float* dout, int B, int Tn, int C, int NH,
+                   cudaStream_t stream = nullptr);
+void swiglu_forward(float* out, const float* inp, int64_t N, int F, cudaStream_t stream = nullptr);
+void swiglu_backward(float* dinp, const float* inp, const float* dout, int64_t N, int F,
+                     cudaStream_t stream = nullptr);
+
+}  // namespace zeropp::cuda

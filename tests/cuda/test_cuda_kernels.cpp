@@ -1,0 +1,309 @@
+// Every model kernel of kernels/cuda against its host twin (kernels/<op>.hpp,
+// the Kokkos kernel the model runs on the CPU), on the device, on random
+// inputs of inputs/small.toml's shapes (V 50304, T 256, C 384, 6 heads) and of
+// an odd shape that leaves partial warps and blocks. Bit for bit where the
+// operation allows it (elementwise arithmetic, sums taken in the host's
+// order), else within the tolerance kernels/cuda/<op>.cu states. Without a
+// device every case says "SKIPPED:" (ctest entry cuda_kernels reports a skip).
+#include <catch2/catch.hpp>
+#include <random>
+#include <vector>
+
+#include "kernels/adamw.hpp"
+#include "kernels/attention.hpp"
+#include "kernels/crossentropy.hpp"
+#include "kernels/cuda/ops.hpp"
+#include "kernels/encoder.hpp"
+#include "kernels/gelu.hpp"
+#include "kernels/layernorm.hpp"
+#include "kernels/residual.hpp"
+#include "kernels/rmsnorm.hpp"
+#include "kernels/rope.hpp"
+#include "kernels/sum_squares.hpp"
+#include "kernels/swiglu.hpp"
+#include "tests/cuda/device_compare.hpp"
+
+namespace zc = zeropp::cuda;
+using zeropp::CVec;
+using zeropp::Vec;
+using namespace zeropp::test;
+
+namespace {
+
+template <class T>
+Vec<T> view(std::vector<T>& v) {
+  return Vec<T>(v.data(), v.size());
+}
+template <class T>
+CVec<T> cview(const std::vector<T>& v) {
+  return CVec<T>(v.data(), v.size());
+}
+
+struct Shape {
+  const char* name;
+  int B, Tn, C, NH, V;
+};
+// inputs/small.toml's model, and one whose rows are not multiples of a warp.
+const Shape kShapes[] = {{"small", 4, 256, 384, 6, 50304}, {"odd", 3, 37, 40, 4, 1001}};
+
+// f(shape, generator) for each shape, the generator seeded afresh; nothing
+// (a skip) without a device.
+template <class F>
+void for_each_shape(unsigned seed, F f) {
+  if (!device_or_skip()) return;
+  for (const Shape& s : kShapes) {
+    INFO(s.name);
+    std::mt19937 rng(seed);
+    f(s, rng);
+  }
+}
+
+constexpr Tolerance kExpf{1e-5, 4e-6};     // expf/tanh against glibc's: an ulp or two
+constexpr Tolerance kRowSums{1e-5, 1e-5};  // warp-ordered row sums against sequential ones
+
+}  // namespace
+
+TEST_CASE("CUDA encoder against the host's", "[cuda-kernels]") {
+  for_each_shape(1, [](const Shape& s, std::mt19937& rng) {
+    const int64_t BT = int64_t(s.B) * s.Tn;
+    const auto tokens = random_tokens(BT, s.V, rng);
+    const auto wte = random_floats(size_t(s.V) * s.C, rng), wpe = random_floats(size_t(s.Tn) * s.C, rng);
+    const auto dout = random_floats(BT * s.C, rng);
+    const auto dwte0 = random_floats(wte.size(), rng), dwpe0 = random_floats(wpe.size(), rng);
+    for (const bool positions : {true, false}) {
+      std::vector<float> out(BT * s.C), dwte = dwte0, dwpe = positions ? dwpe0 : std::vector<float>{};
+      const std::vector<float> no_wpe;
+      zeropp::encoder_forward<float>(view(out), cview(tokens), cview(wte), cview(positions ? wpe : no_wpe),
+                                     s.B, s.Tn, s.C);
+      zeropp::encoder_backward<float>(view(dwte), view(dwpe), cview(dout), cview(tokens), s.B, s.Tn, s.C);
+      DeviceCopy<int32_t> d_tok(tokens);
+      DeviceCopy<float> d_wte(wte), d_wpe(wpe), d_out(nan_filled(out.size())), d_dout(dout);
+      DeviceCopy<float> d_dwte(dwte0), d_dwpe(dwpe0);
+      zc::encoder_forward(d_out.get(), d_tok.get(), d_wte.get(), positions ? d_wpe.get() : nullptr, s.B, s.Tn,
+                          s.C);
+      zc::encoder_backward(d_dwte.get(), positions ? d_dwpe.get() : nullptr, d_dout.get(), d_tok.get(), s.B,
+                           s.Tn, s.C);
+      REQUIRE_AGREES("out", d_out.host(), out, kBitExact);
+      REQUIRE_AGREES("dwte", d_dwte.host(), dwte, kBitExact);
+      if (positions) REQUIRE_AGREES("dwpe", d_dwpe.host(), dwpe, kBitExact);
+    }
+  });
+}
+
+TEST_CASE("CUDA LayerNorm against the host's", "[cuda-kernels]") {
+  for_each_shape(2, [](const Shape& s, std::mt19937& rng) {
+    const int N = s.B * s.Tn, C = s.C;
+    const auto inp = random_floats(size_t(N) * C, rng, -3, 5), w = random_floats(C, rng),
+               b = random_floats(C, rng);
+    const auto dout = random_floats(inp.size(), rng), dinp0 = random_floats(inp.size(), rng);
+    const auto dw0 = random_floats(C, rng), db0 = random_floats(C, rng);
+    std::vector<float> out(inp.size()), mean(N), rstd(N), dinp = dinp0, dw = dw0, db = db0;
+    zeropp::layernorm_forward<float>(view(out), view(mean), view(rstd), cview(inp), cview(w), cview(b), N, C);
+    DeviceCopy<float> d_inp(inp), d_w(w), d_b(b), d_out(nan_filled(out.size())),
+        d_mean(nan_filled(mean.size())), d_rstd(nan_filled(rstd.size()));
+    zc::layernorm_forward(d_out.get(), d_mean.get(), d_rstd.get(), d_inp.get(), d_w.get(), d_b.get(), N, C);
+    REQUIRE_AGREES("out", d_out.host(), out, kRowSums);
+    REQUIRE_AGREES("mean", d_mean.host(), mean, kRowSums);
+    REQUIRE_AGREES("rstd", d_rstd.host(), rstd, kRowSums);
+    // The backward from the host's saved statistics on both sides.
+    zeropp::layernorm_backward<float>(view(dinp), view(dw), view(db), cview(dout), cview(inp), cview(w),
+                                      cview(mean), cview(rstd), N, C);
+    DeviceCopy<float> d_dout(dout), d_dinp(dinp0), d_dw(dw0), d_db(db0), h_mean(mean), h_rstd(rstd);
+    zc::layernorm_backward(d_dinp.get(), d_dw.get(), d_db.get(), d_dout.get(), d_inp.get(), d_w.get(),
+                           h_mean.get(), h_rstd.get(), N, C);
+    REQUIRE_AGREES("dinp", d_dinp.host(), dinp, kRowSums);
+    REQUIRE_AGREES("dweight", d_dw.host(), dw, kBitExact);
+    REQUIRE_AGREES("dbias", d_db.host(), db, kBitExact);
+  });
+}
+
+TEST_CASE("CUDA attention against the host's", "[cuda-kernels]") {
+  for_each_shape(3, [](const Shape& s, std::mt19937& rng) {
+    const int64_t BT = int64_t(s.B) * s.Tn, att_n = int64_t(s.B) * s.NH * s.Tn * s.Tn;
+    const auto qkv = random_floats(BT * 3 * s.C, rng), dout = random_floats(BT * s.C, rng);
+    const auto dqkv0 = random_floats(qkv.size(), rng);
+    std::vector<float> out(BT * s.C), preatt(att_n), att(att_n), dpreatt(att_n), datt(att_n), dqkv = dqkv0;
+    zeropp::attention_forward<float>(view(out), view(preatt), view(att), cview(qkv), s.B, s.Tn, s.C, s.NH);
+    zeropp::attention_backward<float>(view(dqkv), view(dpreatt), view(datt), cview(dout), cview(qkv),
+                                      cview(att), s.B, s.Tn, s.C, s.NH);
+    zc::Blas blas;
+    DeviceCopy<float> d_qkv(qkv), d_out(nan_filled(out.size())), d_preatt(nan_filled(preatt.size())),
+        d_att(nan_filled(att.size())), d_dout(dout), d_dqkv(dqkv0);
+    DeviceCopy<float> d_dpreatt(nan_filled(dpreatt.size())), d_datt(nan_filled(datt.size()));
+    zc::attention_forward(blas, d_out.get(), d_preatt.get(), d_att.get(), d_qkv.get(), s.B, s.Tn, s.C, s.NH);
+    // cuBLAS and OpenBLAS sum the GEMMs in different orders (see attention.cu).
+    const Tolerance tol{1e-4, 1e-5};
+    REQUIRE_AGREES("preatt", d_preatt.host(), preatt, tol);
+    REQUIRE_AGREES("att", d_att.host(), att, tol);
+    REQUIRE_AGREES("out", d_out.host(), out, tol);
+    // The backward from the host's att, so that only the backward is compared.
+    DeviceCopy<float> h_att(att);
+    zc::attention_backward(blas, d_dqkv.get(), d_dpreatt.get(), d_datt.get(), d_dout.get(), d_qkv.get(),
+                           h_att.get(), s.B, s.Tn, s.C, s.NH);
+    REQUIRE_AGREES("datt", d_datt.host(), datt, tol);
+    REQUIRE_AGREES("dpreatt", d_dpreatt.host(), dpreatt, tol);
+    REQUIRE_AGREES("dqkv", d_dqkv.host(), dqkv, tol);
+  });
+}
+
+TEST_CASE("CUDA GELU and residual and SwiGLU against the host's", "[cuda-kernels]") {
+  if (!device_or_skip()) return;
+  std::mt19937 rng(4);
+  const int64_t n = int64_t(4) * 256 * 4 * 384 + 5;  // the MLP's [B,T,4C], plus a partial block
+  const auto x = random_floats(n, rng, -6, 6), y = random_floats(n, rng), dout = random_floats(n, rng);
+  const auto dx0 = random_floats(n, rng), dy0 = random_floats(n, rng);
+  {
+    std::vector<float> out(n), dx = dx0;
+    zeropp::gelu_forward<float>(view(out), cview(x), n);
+    zeropp::gelu_backward<float>(view(dx), cview(x), cview(dout), n);
+    DeviceCopy<float> d_x(x), d_out(nan_filled(out.size())), d_dout(dout), d_dx(dx0);
+    zc::gelu_forward(d_out.get(), d_x.get(), n);
+    zc::gelu_backward(d_dx.get(), d_x.get(), d_dout.get(), n);
+    REQUIRE_AGREES("gelu out", d_out.host(), out, kExpf);
+    REQUIRE_AGREES("gelu dinp", d_dx.host(), dx, kExpf);
+  }
+  {
+    std::vector<float> out(n), da = dx0, db = dy0;
+    zeropp::residual_forward<float>(view(out), cview(x), cview(y), n);
+    zeropp::residual_backward<float>(view(da), view(db), cview(dout), n);
+    DeviceCopy<float> d_x(x), d_y(y), d_out(nan_filled(out.size())), d_dout(dout), d_da(dx0), d_db(dy0);
+    zc::residual_forward(d_out.get(), d_x.get(), d_y.get(), n);
+    zc::residual_backward(d_da.get(), d_db.get(), d_dout.get(), n);
+    REQUIRE_AGREES("residual out", d_out.host(), out, kBitExact);
+    REQUIRE_AGREES("residual da", d_da.host(), da, kBitExact);
+    REQUIRE_AGREES("residual db", d_db.host(), db, kBitExact);
+    zc::residual_forward(d_x.get(), d_x.get(), d_y.get(), n);  // out aliasing a
+    REQUIRE_AGREES("residual in place", d_x.host(), out, kBitExact);
+  }
+  {
+    const int F = 1023;  // [N, 2F] -> [N, F], F odd
+    const int64_t N = (n - 5) / (2 * F);
+    std::vector<float> out(N * F), dinp(dx0.begin(), dx0.begin() + N * 2 * F);
+    const std::vector<float> inp(x.begin(), x.begin() + N * 2 * F), dy(dout.begin(), dout.begin() + N * F);
+    zeropp::swiglu_forward<float>(view(out), cview(inp), N, F);
+    DeviceCopy<float> d_inp(inp), d_out(nan_filled(out.size())), d_dy(dy), d_dinp(dinp);
+    zeropp::swiglu_backward<float>(view(dinp), cview(inp), cview(dy), N, F);
+    zc::swiglu_forward(d_out.get(), d_inp.get(), N, F);
+    zc::swiglu_backward(d_dinp.get(), d_inp.get(), d_dy.get(), N, F);
+    REQUIRE_AGREES("swiglu out", d_out.host(), out, kExpf);
+    REQUIRE_AGREES("swiglu dinp", d_dinp.host(), dinp, kExpf);
+  }
+}
+
+TEST_CASE("CUDA softmax cross-entropy against the host's", "[cuda-kernels]") {
+  for_each_shape(5, [](const Shape& s, std::mt19937& rng) {
+    const int N = 64 + 3, V = s.V;
+    const auto logits = random_floats(size_t(N) * V, rng, -8, 8), dl0 = random_floats(size_t(N) * V, rng);
+    const auto targets = random_tokens(N, V, rng);
+    const float dloss = 1.0f / 67;
+    std::vector<float> probs(logits.size()), losses(N), dl = dl0;
+    zeropp::softmax_crossentropy_forward<float>(view(probs), view(losses), cview(logits), cview(targets), N,
+                                                V);
+    zeropp::softmax_crossentropy_backward<float>(view(dl), cview(probs), cview(targets), dloss, N, V);
+    DeviceCopy<float> d_logits(logits), d_probs(nan_filled(probs.size())),
+        d_losses(nan_filled(losses.size())), d_dl(dl0);
+    DeviceCopy<int32_t> d_t(targets);
+    zc::softmax_crossentropy_forward(d_probs.get(), d_losses.get(), d_logits.get(), d_t.get(), N, V);
+    const Tolerance tol{1e-5, 1e-10};
+    REQUIRE_AGREES("probs", d_probs.host(), probs, tol);
+    REQUIRE_AGREES("losses", d_losses.host(), losses, tol);
+    // In place (probs over logits), as the model calls it.
+    zc::softmax_crossentropy_forward(d_logits.get(), d_losses.get(), d_logits.get(), d_t.get(), N, V);
+    REQUIRE_AGREES("probs in place", d_logits.host(), probs, tol);
+    REQUIRE_AGREES("losses in place", d_losses.host(), losses, tol);
+    // The backward from the host's probs: accumulating, then in place (=).
+    DeviceCopy<float> h_probs(probs);
+    zc::softmax_crossentropy_backward(d_dl.get(), h_probs.get(), d_t.get(), dloss, N, V);
+    REQUIRE_AGREES("dlogits", d_dl.host(), dl, kBitExact);
+    std::vector<float> in_place = probs;
+    zeropp::softmax_crossentropy_backward<float>(view(in_place), cview(in_place), cview(targets), dloss, N,
+                                                 V);
+    zc::softmax_crossentropy_backward(h_probs.get(), h_probs.get(), d_t.get(), dloss, N, V);
+    REQUIRE_AGREES("dlogits in place", h_probs.host(), in_place, kBitExact);
+  });
+}
+
+TEST_CASE("CUDA AdamW and sum of squares against the host's", "[cuda-kernels]") {
+  if (!device_or_skip()) return;
+  std::mt19937 rng(6);
+  const int64_t n = 3 * 384 * 384 + 17;
+  auto p = random_floats(n, rng), m = random_floats(n, rng, -0.01f, 0.01f),
+       v = random_floats(n, rng, 0, 1e-4f);
+  const auto g = random_floats(n, rng);
+  DeviceCopy<float> d_p(p), d_m(m), d_v(v), d_g(g);
+  for (int step = 1; step <= 3; ++step) {  // the bias corrections change with the step
+    zeropp::adamw_update<float>(view(p), view(m), view(v), cview(g), n, 6e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, step,
+                                0.5f);
+    zc::adamw_update(d_p.get(), d_m.get(), d_v.get(), d_g.get(), n, 6e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, step,
+                     0.5f);
+  }
+  REQUIRE_AGREES("param", d_p.host(), p, kBitExact);
+  REQUIRE_AGREES("m", d_m.host(), m, kBitExact);
+  REQUIRE_AGREES("v", d_v.host(), v, kBitExact);
+
+  const double host = zeropp::sum_squares<float>(cview(g), n);
+  const double dev = zc::sum_squares(d_g.get(), n);
+  INFO("sum of squares: device " << dev << ", host " << host);
+  REQUIRE(std::fabs(dev - host) <= 1e-11 * host);
+  REQUIRE(zc::sum_squares(d_g.get(), 0) == 0.0);
+  REQUIRE(zc::sum_squares(d_g.get(), 1) == double(g[0]) * double(g[0]));
+}
+
+TEST_CASE("CUDA RMSNorm and RoPE against the host's", "[cuda-kernels]") {
+  for_each_shape(7, [](const Shape& s, std::mt19937& rng) {
+    const int N = s.B * s.Tn, C = s.C;
+    const auto inp = random_floats(size_t(N) * C, rng, -3, 3), w = random_floats(C, rng);
+    const auto dout = random_floats(inp.size(), rng), dinp0 = random_floats(inp.size(), rng);
+    const auto dw0 = random_floats(C, rng);
+    std::vector<float> out(inp.size()), rstd(N), dinp = dinp0, dw = dw0;
+    zeropp::rmsnorm_forward<float>(view(out), view(rstd), cview(inp), cview(w), N, C);
+    zeropp::rmsnorm_backward<float>(view(dinp), view(dw), cview(dout), cview(inp), cview(w), cview(rstd), N,
+                                    C);
+    DeviceCopy<float> d_inp(inp), d_w(w), d_out(nan_filled(out.size())), d_rstd(nan_filled(rstd.size())),
+        d_dout(dout), d_dinp(dinp0), d_dw(dw0);
+    DeviceCopy<float> h_rstd(rstd);
+    zc::rmsnorm_forward(d_out.get(), d_rstd.get(), d_inp.get(), d_w.get(), N, C);
+    zc::rmsnorm_backward(d_dinp.get(), d_dw.get(), d_dout.get(), d_inp.get(), d_w.get(), h_rstd.get(), N, C);
+    REQUIRE_AGREES("rmsnorm out", d_out.host(), out, kRowSums);
+    REQUIRE_AGREES("rmsnorm rstd", d_rstd.host(), rstd, kRowSums);
+    REQUIRE_AGREES("rmsnorm dinp", d_dinp.host(), dinp, kRowSums);
+    REQUIRE_AGREES("rmsnorm dweight", d_dw.host(), dw, kBitExact);
+
+    // RoPE on [B, Tn, 3C]: theta reaches Tn radians (rope.cu's tolerance).
+    const auto qkv = random_floats(size_t(N) * 3 * C, rng), dqkv_out = random_floats(qkv.size(), rng);
+    const auto dqkv0 = random_floats(qkv.size(), rng);
+    std::vector<float> rot(qkv.size()), dqkv = dqkv0;
+    zeropp::rope_forward<float>(view(rot), cview(qkv), s.B, s.Tn, C, s.NH);
+    zeropp::rope_backward<float>(view(dqkv), cview(dqkv_out), s.B, s.Tn, C, s.NH);
+    DeviceCopy<float> d_qkv(qkv), d_rot(nan_filled(rot.size())), d_dy(dqkv_out), d_dqkv(dqkv0);
+    zc::rope_forward(d_rot.get(), d_qkv.get(), s.B, s.Tn, C, s.NH);
+    zc::rope_backward(d_dqkv.get(), d_dy.get(), s.B, s.Tn, C, s.NH);
+    const Tolerance rope_tol{1e-5, 1e-6 * s.Tn + 1e-6};
+    REQUIRE_AGREES("rope out", d_rot.host(), rot, rope_tol);
+    REQUIRE_AGREES("rope dinp", d_dqkv.host(), dqkv, rope_tol);
+  });
+}
+
+// The comparison the cases above rely on, on the host (ctest entry cuda_compare,
+// which runs without a device): it must catch one ulp, a NaN and a size change.
+TEST_CASE("first_mismatch: bit for bit, tolerances, NaN", "[cuda-compare]") {
+  const std::vector<float> a{1.0f, -2.5f, 0.0f, 3e-8f};
+  REQUIRE(first_mismatch(a, a, kBitExact).empty());
+  std::vector<float> b = a;
+  b[1] = std::nextafter(b[1], 0.0f);
+  REQUIRE(first_mismatch(b, a, kBitExact) == "1 of 4 differ; first [1]: device -2.49999976, host -2.5");
+  REQUIRE(first_mismatch(b, a, Tolerance{1e-6, 0}).empty());
+  REQUIRE(!first_mismatch(b, a, Tolerance{1e-8, 0}).empty());
+  b = a;
+  b[2] = -0.0f;  // equal as numbers, not as bits
+  REQUIRE(!first_mismatch(b, a, kBitExact).empty());
+  REQUIRE(first_mismatch(b, a, Tolerance{0, 1e-30}).empty());
+  b[3] = 4e-8f;
+  REQUIRE(first_mismatch(b, a, Tolerance{0, 2e-8}).empty());
+  REQUIRE(!first_mismatch(b, a, Tolerance{0, 5e-9}).empty());
+  b = a;
+  b[0] = std::nanf("");
+  REQUIRE(!first_mismatch(b, a, Tolerance{1, 1}).empty());
+  REQUIRE(first_mismatch(nan_filled(3), nan_filled(3), Tolerance{1e-5, 0}).empty());
+  REQUIRE(first_mismatch(std::vector<float>(3), a, Tolerance{1, 1}) == "sizes differ");
+}
