@@ -9,6 +9,7 @@
 #include "kernels/layernorm.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/residual.hpp"
+#include "kernels/residual_layernorm.hpp"
 #include "src/models/decoder_parts.hpp"
 
 namespace zeropp {
@@ -136,9 +137,9 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
                          at(a.qkv[l], 0, 3 * nC), B, Tn, C, NH);
     matmul_forward<T>(at(a.scratchC, 0, nC), at(a.atty[l], 0, nC), P(w, ps[APROJW]), P(w, ps[APROJB]),
                       int(BT), C, C, Trans::N, this->prec_);
-    residual_forward<T>(at(a.res2[l], 0, nC), x, at(a.scratchC, 0, nC), nC);
-    layernorm_forward<T>(at(a.ln2[l], 0, nC), at(a.ln2_mean[l], 0, BT), at(a.ln2_rstd[l], 0, BT),
-                         at(a.res2[l], 0, nC), P(w, ps[LN2W]), P(w, ps[LN2B]), int(BT), C);
+    residual_layernorm_forward<T>(at(a.res2[l], 0, nC), at(a.ln2[l], 0, nC), at(a.ln2_mean[l], 0, BT),
+                                  at(a.ln2_rstd[l], 0, BT), x, at(a.scratchC, 0, nC), P(w, ps[LN2W]),
+                                  P(w, ps[LN2B]), int(BT), C);
     matmul_forward<T>(at(a.fch[l], 0, 4 * nC), at(a.ln2[l], 0, nC), P(w, ps[FCW]), P(w, ps[FCB]), int(BT), C,
                       4 * C, Trans::N, this->prec_);
     gelu_forward<T>(at(a.fch_gelu[l], 0, 4 * nC), at(a.fch[l], 0, 4 * nC), 4 * nC);
