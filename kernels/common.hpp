@@ -34,9 +34,10 @@ using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int64_t>>;
 
 // Calls f(c0, c1) for [0, C) in chunks of 64 columns, one work item per chunk:
 // per-column sums over rows (dweight, dbias) with no two items writing one column.
+constexpr int kColumnChunk = 64;
 template <class F>
 void for_column_chunks(const char* name, int C, const F& f) {
-  constexpr int kChunk = 64;
+  constexpr int kChunk = kColumnChunk;
   Kokkos::parallel_for(
       name, Range(0, (C + kChunk - 1) / kChunk), KOKKOS_LAMBDA(const int64_t chunk) {
         const int c0 = int(chunk) * kChunk;

@@ -195,6 +195,11 @@ def main():
                     gemm[r].append(got["fp32"][1])
                 for p, v in torch_run(a, shapes, cores).items():
                     t[p].append(v)
+                # each round's figures as they come (stderr), so that a long run can be followed
+                print(f"{os.path.basename(deck)} cores {cores} round {len(t['fp32'])}: zeropp " +
+                      ", ".join(f"{r} rank(s) {p} {z[(r, p)][-1]:.0f}" for r in settings for p in PRECISIONS) +
+                      f"; PyTorch fp32 {t['fp32'][-1]:.0f}, bf16 {t['bf16'][-1]:.0f} tok/s", file=sys.stderr,
+                      flush=True)
             for p in PRECISIONS:
                 best = max(settings, key=lambda r: statistics.median(z[(r, p)]))
                 what = f"{best} rank{'s' if best > 1 else ''} x {cores // best} thread{'s' if cores > best else ''}"
