@@ -8,9 +8,10 @@ using namespace zeropp::test;
 
 TEMPLATE_TEST_CASE("bias + GELU (fused) matches the unfused composition", "[kernels]", float, double) {
   using T = TestType;
-  std::mt19937 rng(43);
   // OC = 130 spans three column chunks, the last one partial.
-  for (auto [N, OC] : {std::array<int, 2>{7, 13}, {1, 1}, {5, 130}}) {
+  const std::array<std::array<int, 2>, 3> shapes{{{7, 13}, {1, 1}, {5, 130}}};
+  std::mt19937 rng(43);
+  for (const auto& [N, OC] : shapes) {
     INFO("N=" << N << " OC=" << OC);
     const int64_t n = int64_t(N) * OC;
     auto pre = random_buf<T>(n, rng, -4, 4), bias = random_buf<T>(OC, rng);
