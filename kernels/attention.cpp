@@ -19,12 +19,7 @@ void attention_forward(Vec<T> out, Vec<T> preatt, Vec<T> att, CVec<T> qkv, int B
     gemm_strided_batched<T>(Trans::N, Trans::T, Tn, Tn, hs, scale, q, int(C3), hs, q + C, int(C3), hs, T(0),
                             preatt.data() + b * NH * TT, Tn, TT, NH);
   }
-  const T* pre = preatt.data();
-  T* a = att.data();
-  Kokkos::parallel_for(
-      "attention_softmax", Range(0, int64_t(B) * NH * Tn), KOKKOS_LAMBDA(const int64_t row) {
-        causal_softmax_row(a + row * Tn, pre + row * Tn, int(row % Tn), Tn);
-      });
+  causal_softmax_forward<T>(att, preatt, int64_t(B) * NH * Tn, Tn);
   for (int b = 0; b < B; ++b) {
     const T* v = qkv.data() + b * Tn * C3 + 2 * C;
     gemm_strided_batched<T>(Trans::N, Trans::N, Tn, hs, Tn, T(1), att.data() + b * NH * TT, Tn, TT, v,
@@ -47,20 +42,7 @@ void attention_backward(Vec<T> dqkv, Vec<T> dpreatt, Vec<T> datt, CVec<T> dout, 
     gemm_strided_batched<T>(Trans::T, Trans::N, Tn, hs, Tn, T(1), att.data() + b * NH * TT, Tn, TT, dy, C, hs,
                             T(1), dqkv.data() + b * Tn * C3 + 2 * C, int(C3), hs, NH);
   }
-  const T* a = att.data();
-  const T* da = datt.data();
-  T* dp = dpreatt.data();
-  Kokkos::parallel_for(
-      "attention_softmax_backward", Range(0, int64_t(B) * NH * Tn), KOKKOS_LAMBDA(const int64_t row) {
-        const int t = int(row % Tn);
-        const T* ar = a + row * Tn;
-        const T* dar = da + row * Tn;
-        T* dpr = dp + row * Tn;
-        T dot = 0;
-        for (int t2 = 0; t2 <= t; ++t2) dot += ar[t2] * dar[t2];
-        for (int t2 = 0; t2 <= t; ++t2) dpr[t2] = scale * ar[t2] * (dar[t2] - dot);
-        for (int t2 = t + 1; t2 < Tn; ++t2) dpr[t2] = T(0);
-      });
+  causal_softmax_backward<T>(dpreatt, att, datt, int64_t(B) * NH * Tn, Tn, scale);
   for (int b = 0; b < B; ++b) {
     const T* q = qkv.data() + b * Tn * C3;
     T* dq = dqkv.data() + b * Tn * C3;

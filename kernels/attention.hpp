@@ -8,6 +8,7 @@
 // Forward, per batch element b and head h:
 //   preatt = (q_h · k_h^T) / sqrt(hs)                  (full Tn x Tn, scratch)
 //   att[t,:] = softmax over t2 <= t of preatt[t,t2]; att[t,t2] = 0 for t2 > t
+//                                                      (causal_softmax.hpp)
 //   out[:, h*hs:(h+1)*hs] = att · v_h
 // out and preatt are overwritten; att is saved for the backward pass. The two
 // products are GEMMs batched over heads (head stride hs, leading dimension

@@ -1,24 +1,46 @@
-// One row of a causal attention softmax, shared by attention.cpp and
-// attention_decode.cpp: out[t2] = softmax over t2 <= last of in[t2] (max
-// subtracted), out[t2] = 0 for last < t2 < n. out may be in.
+// Attention's causal mask + softmax, fused: one pass per row of the score
+// matrices instead of a masking pass and a softmax pass over [B,NH,Tn,Tn].
+//
+// Shapes (row-major): pre, att, datt, dpre [rows, Tn], rows = B·NH·Tn; row r
+// belongs to query position t = r % Tn and sees keys t2 <= t.
+// Forward (overwrites att):
+//   att[r, t2] = exp(pre[r, t2] - m) / sum_{t2' <= t} exp(pre[r, t2'] - m)  for t2 <= t
+//   att[r, t2] = 0                                                         for t2 > t
+// with m the row's max over t2 <= t; only the t+1 visible scores are read
+// (the masked ones need not be finite). The scores' 1/sqrt(hs) is applied by
+// the GEMM that writes pre (its alpha), which costs nothing there.
+// Backward (overwrites dpre), the gradient with respect to the scores before
+// that scale:
+//   dpre[r, t2] = scale · att (datt - sum_{t2' <= t} att datt)  for t2 <= t, 0 above.
+// The _reference twins are the unfused composition: mask the scores with
+// -inf, then an ordinary softmax with std::exp; the backward masks after a
+// dense softmax gradient.
 #pragma once
 
 #include "kernels/common.hpp"
+#include "kernels/softmax_row.hpp"
 
 namespace zeropp {
 
+// One row of it, shared with attention_decode.cpp (whose rows see keys up to
+// pos + t): out[t2] = softmax over t2 <= last of in[t2], 0 for last < t2 < n.
+// out may be in.
 template <class T>
 KOKKOS_INLINE_FUNCTION void causal_softmax_row(T* out, const T* in, int last, int n) {
-  T maxv = in[0];
-  for (int t2 = 1; t2 <= last; ++t2) maxv = in[t2] > maxv ? in[t2] : maxv;
-  T sum = 0;
-  for (int t2 = 0; t2 <= last; ++t2) {
-    out[t2] = Kokkos::Experimental::exp(in[t2] - maxv);
-    sum += out[t2];
-  }
-  const T inv = T(1) / sum;
-  for (int t2 = 0; t2 <= last; ++t2) out[t2] *= inv;
+  softmax_row(in, out, last + 1, T(1));
   for (int t2 = last + 1; t2 < n; ++t2) out[t2] = T(0);
 }
+
+template <class T>
+void causal_softmax_forward(Vec<T> att, CVec<T> pre, int64_t rows, int Tn);
+
+template <class T>
+void causal_softmax_backward(Vec<T> dpre, CVec<T> att, CVec<T> datt, int64_t rows, int Tn, T scale);
+
+template <class T>
+void causal_softmax_forward_reference(Vec<T> att, CVec<T> pre, int64_t rows, int Tn);
+
+template <class T>
+void causal_softmax_backward_reference(Vec<T> dpre, CVec<T> att, CVec<T> datt, int64_t rows, int Tn, T scale);
 
 }  // namespace zeropp

@@ -2,31 +2,18 @@
 
 #include <cmath>
 
+#include "kernels/gelu_math.hpp"
+
 namespace zeropp {
 
-namespace {
-constexpr double kSqrt2OverPi = 0.79788456080286535588;  // sqrt(2/pi)
-constexpr double kCubic = 0.044715;
-
-// tanh(u) = 1 - 2/(exp(2u)+1): glibc's tanhf is ~6x slower than its expf and
-// this GELU runs over [B,Tn,4C] every layer. Saturates correctly (exp -> inf
-// gives 1, exp -> 0 gives -1); near 0 it loses relative but not absolute
-// accuracy, which is what 0.5x(1+tanh) needs.
-template <class T>
-KOKKOS_INLINE_FUNCTION T fast_tanh(T u) {
-  return T(1) - T(2) / (Kokkos::Experimental::exp(T(2) * u) + T(1));
-}
-}  // namespace
-
+// Over chunks whose inner loop vectorises (gelu_math.hpp's tanh has no call).
 template <class T>
 void gelu_forward(Vec<T> out, CVec<T> inp, int64_t n) {
   T* o = out.data();
   const T* x = inp.data();
-  Kokkos::parallel_for(
-      "gelu_forward", Range(0, n), KOKKOS_LAMBDA(const int64_t i) {
-        const T xi = x[i];
-        const T u = T(kSqrt2OverPi) * (xi + T(kCubic) * xi * xi * xi);
-        o[i] = T(0.5) * xi * (T(1) + fast_tanh(u));
+  for_element_chunks(
+      "gelu_forward", n, KOKKOS_LAMBDA(const int64_t i0, const int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) o[i] = gelu_value(x[i]);
       });
 }
 
@@ -35,13 +22,9 @@ void gelu_backward(Vec<T> dinp, CVec<T> inp, CVec<T> dout, int64_t n) {
   T* dx = dinp.data();
   const T* x = inp.data();
   const T* dy = dout.data();
-  Kokkos::parallel_for(
-      "gelu_backward", Range(0, n), KOKKOS_LAMBDA(const int64_t i) {
-        const T xi = x[i];
-        const T u = T(kSqrt2OverPi) * (xi + T(kCubic) * xi * xi * xi);
-        const T th = fast_tanh(u);
-        const T du = T(kSqrt2OverPi) * (T(1) + T(3 * kCubic) * xi * xi);
-        dx[i] += dy[i] * (T(0.5) * (T(1) + th) + T(0.5) * xi * (T(1) - th * th) * du);
+  for_element_chunks(
+      "gelu_backward", n, KOKKOS_LAMBDA(const int64_t i0, const int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) dx[i] += dy[i] * gelu_slope(x[i]);
       });
 }
 
@@ -49,7 +32,7 @@ template <class T>
 void gelu_forward_reference(Vec<T> out, CVec<T> inp, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const T x = inp(i);
-    out(i) = T(0.5) * x * (T(1) + std::tanh(T(kSqrt2OverPi) * (x + T(kCubic) * x * x * x)));
+    out(i) = T(0.5) * x * (T(1) + std::tanh(T(kGeluSqrt2OverPi) * (x + T(kGeluCubic) * x * x * x)));
   }
 }
 
@@ -57,10 +40,10 @@ template <class T>
 void gelu_backward_reference(Vec<T> dinp, CVec<T> inp, CVec<T> dout, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const T x = inp(i);
-    const T th = std::tanh(T(kSqrt2OverPi) * (x + T(kCubic) * x * x * x));
+    const T th = std::tanh(T(kGeluSqrt2OverPi) * (x + T(kGeluCubic) * x * x * x));
     const T sech2 = T(1) - th * th;
-    dinp(i) += dout(i) *
-               (T(0.5) * (T(1) + th) + T(0.5) * x * sech2 * T(kSqrt2OverPi) * (T(1) + T(3 * kCubic) * x * x));
+    dinp(i) += dout(i) * (T(0.5) * (T(1) + th) +
+                          T(0.5) * x * sech2 * T(kGeluSqrt2OverPi) * (T(1) + T(3 * kGeluCubic) * x * x));
   }
 }
 

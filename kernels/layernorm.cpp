@@ -2,11 +2,9 @@
 
 #include <cmath>
 
-namespace zeropp {
+#include "kernels/layernorm_row.hpp"
 
-namespace {
-constexpr double kEps = 1e-5;
-}  // namespace
+namespace zeropp {
 
 template <class T>
 void layernorm_forward(Vec<T> out, Vec<T> mean, Vec<T> rstd, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N,
@@ -19,15 +17,7 @@ void layernorm_forward(Vec<T> out, Vec<T> mean, Vec<T> rstd, CVec<T> inp, CVec<T
   const T* bb = bias.data();
   Kokkos::parallel_for(
       "layernorm_forward", Range(0, N), KOKKOS_LAMBDA(const int64_t n) {
-        const T* xr = x + n * C;
-        T sum = 0;
-        for (int c = 0; c < C; ++c) sum += xr[c];
-        const T m = sum / C;
-        T ss = 0;
-        for (int c = 0; c < C; ++c) ss += (xr[c] - m) * (xr[c] - m);
-        const T s = T(1) / Kokkos::Experimental::sqrt(ss / C + T(kEps));
-        T* orow = o + n * C;
-        for (int c = 0; c < C; ++c) orow[c] = (xr[c] - m) * s * w[c] + bb[c];
+        const auto [m, s] = layernorm_row(x + n * C, o + n * C, w, bb, C);
         mu[n] = m;
         rs[n] = s;
       });
@@ -85,7 +75,7 @@ void layernorm_forward_reference(Vec<T> out, Vec<T> mean, Vec<T> rstd, CVec<T> i
     T var = 0;
     for (int c = 0; c < C; ++c) var += (inp(n * C + c) - m) * (inp(n * C + c) - m);
     var /= C;
-    const T s = T(1) / std::sqrt(var + T(kEps));
+    const T s = T(1) / std::sqrt(var + T(kLayerNormEps));
     for (int c = 0; c < C; ++c) out(n * C + c) = (inp(n * C + c) - m) * s * weight(c) + bias(c);
     mean(n) = m;
     rstd(n) = s;

@@ -3,11 +3,13 @@
 #include <cmath>
 
 #include "kernels/attention.hpp"
+#include "kernels/bias_gelu.hpp"
+#include "kernels/crossentropy.hpp"
 #include "kernels/encoder.hpp"
-#include "kernels/gelu.hpp"
 #include "kernels/layernorm.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/residual.hpp"
+#include "kernels/residual_layernorm.hpp"
 #include "src/models/decoder_parts.hpp"
 
 namespace zeropp {
@@ -134,12 +136,13 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
                          at(a.qkv[l], 0, 3 * nC), B, Tn, C, NH);
     matmul_forward<T>(at(a.scratchC, 0, nC), at(a.atty[l], 0, nC), P(w, ps[APROJW]), P(w, ps[APROJB]),
                       int(BT), C, C, Trans::N, this->prec_);
-    residual_forward<T>(at(a.res2[l], 0, nC), x, at(a.scratchC, 0, nC), nC);
-    layernorm_forward<T>(at(a.ln2[l], 0, nC), at(a.ln2_mean[l], 0, BT), at(a.ln2_rstd[l], 0, BT),
-                         at(a.res2[l], 0, nC), P(w, ps[LN2W]), P(w, ps[LN2B]), int(BT), C);
-    matmul_forward<T>(at(a.fch[l], 0, 4 * nC), at(a.ln2[l], 0, nC), P(w, ps[FCW]), P(w, ps[FCB]), int(BT), C,
-                      4 * C, Trans::N, this->prec_);
-    gelu_forward<T>(at(a.fch_gelu[l], 0, 4 * nC), at(a.fch[l], 0, 4 * nC), 4 * nC);
+    residual_layernorm_forward<T>(at(a.res2[l], 0, nC), at(a.ln2[l], 0, nC), at(a.ln2_mean[l], 0, BT),
+                                  at(a.ln2_rstd[l], 0, BT), x, at(a.scratchC, 0, nC), P(w, ps[LN2W]),
+                                  P(w, ps[LN2B]), int(BT), C);
+    matmul_forward<T>(at(a.fch[l], 0, 4 * nC), at(a.ln2[l], 0, nC), P(w, ps[FCW]), CVec<T>(), int(BT), C,
+                      4 * C, Trans::N, this->prec_);  // the bias is added by bias_gelu
+    bias_gelu_forward<T>(at(a.fch[l], 0, 4 * nC), at(a.fch_gelu[l], 0, 4 * nC), P(w, ps[FCB]), int(BT),
+                         4 * C);
     matmul_forward<T>(at(a.scratchC, 0, nC), at(a.fch_gelu[l], 0, 4 * nC), P(w, ps[MPROJW]), P(w, ps[MPROJB]),
                       int(BT), 4 * C, C, Trans::N, this->prec_);
     residual_forward<T>(at(a.res3[l], 0, nC), at(a.res2[l], 0, nC), at(a.scratchC, 0, nC), nC);
@@ -201,9 +204,9 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
     residual_backward<T>(dres2, dfcproj, dout, nC);
     matmul_backward<T>(dgelu, G(g, ps[MPROJW]), G(g, ps[MPROJB]), dfcproj, at(a.fch_gelu[l], 0, 4 * nC),
                        P(w, ps[MPROJW]), int(BT), 4 * C, C, Trans::N, this->prec_);
-    gelu_backward<T>(dfch, at(a.fch[l], 0, 4 * nC), dgelu, 4 * nC);
-    matmul_backward<T>(dln2, G(g, ps[FCW]), G(g, ps[FCB]), dfch, at(a.ln2[l], 0, nC), P(w, ps[FCW]), int(BT),
-                       C, 4 * C, Trans::N, this->prec_);
+    bias_gelu_backward<T>(dfch, G(g, ps[FCB]), at(a.fch[l], 0, 4 * nC), dgelu, int(BT), 4 * C);
+    matmul_backward<T>(dln2, G(g, ps[FCW]), Vec<T>(), dfch, at(a.ln2[l], 0, nC), P(w, ps[FCW]), int(BT), C,
+                       4 * C, Trans::N, this->prec_);
     layernorm_backward<T>(dres2, G(g, ps[LN2W]), G(g, ps[LN2B]), dln2, at(a.res2[l], 0, nC), P(w, ps[LN2W]),
                           at(a.ln2_mean[l], 0, BT), at(a.ln2_rstd[l], 0, BT), int(BT), C);
     residual_backward<T>(din, dattproj, dres2, nC);

@@ -1,0 +1,54 @@
+#include <catch2/catch.hpp>
+
+#include "kernels/bias_gelu.hpp"
+#include "tests/kernels/gradcheck.hpp"
+
+using namespace zeropp;
+using namespace zeropp::test;
+
+TEMPLATE_TEST_CASE("bias + GELU (fused) matches the unfused composition", "[kernels]", float, double) {
+  using T = TestType;
+  // OC = 130 spans three column chunks, the last one partial.
+  const std::array<std::array<int, 2>, 3> shapes{{{7, 13}, {1, 1}, {5, 130}}};
+  std::mt19937 rng(43);
+  for (const auto& [N, OC] : shapes) {
+    INFO("N=" << N << " OC=" << OC);
+    const int64_t n = int64_t(N) * OC;
+    auto pre = random_buf<T>(n, rng, -4, 4), bias = random_buf<T>(OC, rng);
+    auto pre_r = copy_of<T>(pre);
+    auto out = random_buf<T>(n, rng, 50, 60);  // garbage: overwritten
+    Buf<T> out_r("out_r", n);
+    bias_gelu_forward<T>(pre, out, bias, N, OC);
+    bias_gelu_forward_reference<T>(pre_r, out_r, bias, N, OC);
+    require_close<T>(pre, pre_r, ref_tol<T>(), "pre + bias");
+    require_close<T>(out, out_r, ref_tol<T>(), "out");
+
+    auto dout = random_buf<T>(n, rng), dpre = random_buf<T>(n, rng), dbias = random_buf<T>(OC, rng);
+    auto dpre_r = copy_of<T>(dpre), dbias_r = copy_of<T>(dbias);
+    bias_gelu_backward<T>(dpre, dbias, pre, dout, N, OC);
+    bias_gelu_backward_reference<T>(dpre_r, dbias_r, pre, dout, N, OC);
+    require_close<T>(dpre, dpre_r, ref_tol<T>(), "dpre");
+    require_close<T>(dbias, dbias_r, 10 * ref_tol<T>(), "dbias");
+  }
+}
+
+TEST_CASE("bias + GELU backward matches finite differences and accumulates", "[kernels]") {
+  std::mt19937 rng(44);
+  const int N = 3, OC = 70;
+  const int64_t n = int64_t(N) * OC;
+  auto x = random_buf<double>(n, rng, -3, 3), bias = random_buf<double>(OC, rng),
+       R = random_buf<double>(n, rng);
+  Buf<double> pre("pre", n), out("out", n), dx("dx", n), dbias("dbias", OC);
+  // L = sum(gelu(x + bias) ⊙ R); the forward adds the bias into its input, so each evaluation starts from x.
+  auto loss = [&] {
+    Kokkos::deep_copy(pre, x);
+    bias_gelu_forward<double>(pre, out, bias, N, OC);
+    return dot(out, R);
+  };
+  loss();
+  bias_gelu_backward<double>(dx, dbias, pre, R, N, OC);
+  check_gradient("x", x, dx, loss);
+  check_gradient("bias", bias, dbias, loss);
+  loss();
+  check_accumulates({dx, dbias}, [&] { bias_gelu_backward<double>(dx, dbias, pre, R, N, OC); });
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""Per-kernel breakdown of a one-rank `zeropp bench step` from a perf profile.
+
+Usage:
+  perf record -e cpu-clock -F 400 --call-graph dwarf,16384 -o perf.data \
+      build/bin/zeropp bench step DECK --steps 3 --data.val=
+  perf script -i perf.data | tools/profile/step_breakdown.py
+
+Takes the samples whose call stack passes through zeropp::train_step during
+the fp32 steps (bench step times fp32 first; they end where the first
+gemm_gflops sample, the fp32 GEMM measurement, begins) and charges each to the
+innermost zeropp function on its stack (a Kokkos kernel's lambda counts as the
+kernel that launched it; gemm wrappers count as their caller), split into the
+BLAS library's time ("BLAS": the leaf is in OpenBLAS, oneDNN or JIT code) and
+the function's own. Prints a markdown table, largest first, in percent of the
+fp32 steps' samples.
+"""
+import collections
+import re
+import sys
+
+HELPERS = {"gemm", "gemm_strided_batched", "gemm_as", "for_column_chunks", "for_element_chunks", "softmax_row",
+           "layernorm_row", "exp_nonpositive", "tanh_vectorisable"}
+NAME = re.compile(r"zeropp::((?:\(anonymous namespace\)::)?(?:[A-Za-z_]\w*(?:<[^<>]*>)?::)*[A-Za-z_]\w*)")
+
+
+def samples(lines):
+    stack = []
+    for line in lines:
+        if not line.strip():
+            if stack:
+                yield stack
+            stack = []
+        elif line.startswith("\t") or line.startswith(" "):
+            stack.append(line.strip())
+    if stack:
+        yield stack
+
+
+def charge(stack):
+    blas = any(s in stack[0] for s in ("libopenblas", "libdnnl", "[unknown]")) or "[JIT]" in stack[0]
+    for frame in stack:
+        sym = frame.split(" ", 1)[1] if " " in frame else frame
+        m = NAME.search(sym)
+        if not m:
+            continue
+        name = re.sub(r"<[^<>]*>", "", m.group(1)).replace("(anonymous namespace)::", "")
+        if name.split("::")[-1] in HELPERS:
+            continue
+        return name + (" [BLAS]" if blas else "")
+    return "(outside zeropp)" + (" [BLAS]" if blas else "")
+
+
+def main():
+    counts = collections.Counter()
+    total = 0
+    for stack in samples(sys.stdin):
+        text = "\n".join(stack)
+        if "gemm_gflops" in text:
+            break  # the fp32 steps are over
+        if "zeropp::train_step" not in text:
+            continue
+        counts[charge(stack)] += 1
+        total += 1
+    if total == 0:
+        sys.exit("step_breakdown: no samples inside zeropp::train_step (record with --call-graph dwarf)")
+    blas = sum(c for k, c in counts.items() if k.endswith("[BLAS]"))
+    print(f"{total} samples in the fp32 steps; BLAS {100.0 * blas / total:.1f} %\n")
+    print("| function | share |\n|---|---:|")
+    for k, c in counts.most_common():
+        if 100.0 * c / total >= 0.3:
+            print(f"| {k} | {100.0 * c / total:.1f} % |")
+    rest = sum(c for k, c in counts.items() if 100.0 * c / total < 0.3)
+    print(f"| (each below 0.3 %) | {100.0 * rest / total:.1f} % |")
+
+
+if __name__ == "__main__":
+    main()
