@@ -86,7 +86,7 @@ struct ZeroConfig {
   int prefetch_depth = 1;           // units gathered ahead (gather slots = depth + 1)
   bool overlap = true;              // nonblocking gradient reduction, progress between kernels
   // How passes outside training (generation) get the weights (src/zero/inference_weights.hpp)
-  std::string inference_weights = "zero3";  // zero3 | hpz | int8 | int4 | hpz+int8 | hpz+int4
+  std::string inference_weights = "zero3";  // zero3 | full | hpz | int8 | int4 | hpz+int8 | hpz+int4
 };
 
 struct CheckpointConfig {

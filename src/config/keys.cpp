@@ -181,10 +181,11 @@ std::vector<Key> build_table() {
            "progressed between kernels (false: reduced in place, progressed at unit boundaries)");
   zero.add(
       "inference_weights", &ZeroConfig::inference_weights,
-      "generation's weights: zero3 gathers every unit per use; hpz gathers once into the hpZ group "
+      "generation's weights: zero3 gathers every unit per use; full gathers every unit once into an fp32 "
+      "copy on every rank (4 bytes per parameter); hpz gathers once into the hpZ group "
       "(hpz_partition_size, the node when 0 or 1), then inside it; int8/int4 build a quantized full copy "
       "once (weight_block); hpz+int8/hpz+int4 partition that copy over the hpZ group",
-      {one_of({"zero3", "hpz", "int8", "int4", "hpz+int8", "hpz+int4"})});
+      {one_of({"zero3", "full", "hpz", "int8", "int4", "hpz+int8", "hpz+int4"})});
 
   Section<CheckpointConfig> ckpt{t, "checkpoint", &Config::checkpoint};
   ckpt.add("dir", &CheckpointConfig::dir, "where checkpoints go (\"\": checkpoints/ in train.out_dir)");

@@ -9,13 +9,14 @@ namespace zeropp {
 
 InferenceRoute parse_inference_weights(const std::string& value) {
   if (value == "zero3") return {false, 0};
+  if (value == "full") return {false, 0, true};
   if (value == "hpz") return {true, 0};
   if (value == "int8") return {false, 8};
   if (value == "int4") return {false, 4};
   if (value == "hpz+int8") return {true, 8};
   if (value == "hpz+int4") return {true, 4};
   throw Error("zero.inference_weights = '" + value +
-              "': expected zero3, hpz, int8, int4, hpz+int8 or hpz+int4");
+              "': expected zero3, full, hpz, int8, int4, hpz+int8 or hpz+int4");
 }
 
 int inference_group_size(const ZeroConfig& z, const Topology& topo) {
@@ -64,6 +65,7 @@ InferenceWeights::InferenceWeights(const ZeroConfig& z, const Topology& topo, Co
       stage = std::max(stage, quant_elems(u) * P);
     } else {
       if (route_.group) held = bytes_of(wire_, u.padded / alpha_);
+      if (route_.full) held = u.padded * int64_t(sizeof(float));
       if (wire_ == DType::BF16) {
         send = std::max(send, bytes_of(wire_, u.slice));
         wire = std::max(wire, bytes_of(wire_, u.padded));
@@ -102,7 +104,7 @@ void InferenceWeights::refresh() {
   for (Slot& s : slots_)  // a pass left unfinished: its gathers complete first, on every rank
     if (s.in_flight) with_device_access([&] { comm_.wait(s.req); });
   pos_ = 0;
-  if (!route_.group && !route_.bits) return;  // zero3: nothing kept
+  if (!route_.group && !route_.bits && !route_.full) return;  // zero3: nothing kept
   Slot& s = slots_[0];
   const int P = topo_.P;
   const int64_t part = route_.group ? topo_.rank % alpha_ : 0;  // this rank's part of its group's copy
@@ -120,7 +122,7 @@ void InferenceWeights::refresh() {
       if (route_.group) copy_raw(recv + part * k * chunk, copy_[u].data(), k * chunk);
       continue;
     }
-    // hpZ: the unit in the comm dtype, of which this rank keeps its part
+    // hpZ: the unit in the comm dtype, of which this rank keeps its part (full: all of it, as fp32)
     const void* send = us.master;
     if (wire_ == DType::BF16) {
       to_bf16(CVec<float>(us.master, us.slice), bf16_view(s.send), us.slice);
@@ -129,6 +131,14 @@ void InferenceWeights::refresh() {
     auto* recv = wire_ == DType::F32 ? reinterpret_cast<uint8_t*>(s.full.data()) : s.wire.data();
     with_device_access(
         [&] { comm_.allgather(world_, send, recv, us.slice, wire_, Purpose::Other, us.name); });
+    if (route_.full) {
+      const Vec<float> out(reinterpret_cast<float*>(copy_[u].data()), us.padded);
+      if (wire_ == DType::BF16)
+        from_bf16(bf16_view(s.wire), out, us.padded);
+      else
+        Kokkos::deep_copy(out, s.full.view(0, us.padded));
+      continue;
+    }
     const int64_t bytes = bytes_of(wire_, us.padded / alpha_);
     copy_raw(recv + part * bytes, copy_[u].data(), bytes);
   }
@@ -188,6 +198,9 @@ CVec<float> InferenceWeights::acquire(int unit) {
   if (schedule_[pos_] != unit)
     fatal("InferenceWeights::acquire", __FILE__, __LINE__,
           "unit " + std::to_string(unit) + " acquired out of the model's forward schedule");
+  if (route_.full)
+    return CVec<float>(reinterpret_cast<const float*>(copy_[size_t(unit)].data()),
+                       units_[size_t(unit)].numel);
   Slot& s = slot(pos_);
   if (pos_ == 0) start(s, unit);  // a pass begins: nothing was prefetched
   finish(s);
@@ -197,7 +210,7 @@ CVec<float> InferenceWeights::acquire(int unit) {
 
 void InferenceWeights::release(int unit) {
   // MPI progresses the prefetch only inside MPI calls: poke it at every unit boundary
-  Slot& next = slot(pos_ + 1);
+  Slot& next = slot(pos_ + 1);  // (full: never in flight)
   if (next.in_flight) with_device_access([&] { return comm_.test(next.req); });
   (void)unit;
   pos_ = (pos_ + 1) % schedule_.size();

@@ -3,6 +3,10 @@
 // (zero.inference_weights, one of kInferenceWeights):
 //  - "zero3": every acquire all-gathers the unit from the world, in
 //    zero.comm_dtype (ZeRO-3: per layer per generated token);
+//  - "full": refresh() gathers every unit once into an fp32 copy on every
+//    rank; acquires send nothing and convert nothing (DeepSpeed-Chat's hybrid
+//    engine: the actor's weights gathered once per generate call; memory 4
+//    bytes per parameter per rank);
 //  - "hpz": refresh() gathers each unit once and keeps this rank's part of
 //    its hpZ group's copy (alpha ranks: zero.hpz_partition_size, or the
 //    node when it is 0 or 1), in the comm dtype; acquires gather inside
@@ -35,13 +39,14 @@
 namespace zeropp {
 
 // The values of zero.inference_weights.
-inline const std::vector<std::string> kInferenceWeights = {"zero3", "hpz",      "int8",
+inline const std::vector<std::string> kInferenceWeights = {"zero3", "full",     "hpz",     "int8",
                                                            "int4",  "hpz+int8", "hpz+int4"};
 
 // What a zero.inference_weights value asks for.
 struct InferenceRoute {
   bool group = false;  // per-use gathers inside the hpZ group (else the world, or none)
   int bits = 0;        // 8 or 4: a quantized copy; 0: the comm dtype, no copy
+  bool full = false;   // an fp32 copy of every unit, gathered once
 };
 InferenceRoute parse_inference_weights(const std::string& value);  // Error naming the key otherwise
 

@@ -51,6 +51,9 @@ Expect closed_form(const std::string& mode, const Topology& t, int alpha, int64_
   Expect e;
   if (mode == "zero3") {
     e.acquire = ring(t, slice * wb);
+  } else if (mode == "full") {
+    e.refresh = ring(t, slice * wb);
+    e.held = padded * 4;
   } else if (mode == "hpz") {
     e.refresh = ring(t, slice * wb);
     e.acquire = group(alpha, padded / alpha * wb);
