@@ -161,8 +161,8 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
   MetricsWriter metrics(topo.world.get(), e.train.out_dir,
                         RunInfo{to_toml(cfg), topo.P, topo.X, topo.Y, version_line(), {}}, mopts);
 
-  const PrefixProbs actor_probs = [&](const std::vector<int32_t>& tok, int b, int tn) {
-    return actor.probs(tok, b, tn);
+  const PassRunner actor_pass = [&](const std::function<void(UnitSource<float>&)>& f) {
+    actor.inference_pass(f);
   };
   const auto save = [&](int64_t it) {
     return save_checkpoint(topo, actor.checkpoint_shards(true), e,
@@ -183,7 +183,7 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
     const uint64_t seed =
         uint64_t(e.train.seed) * 0x9E3779B97F4A7C15ull ^ uint64_t(it + 1) << 32 ^ uint64_t(topo.rank) << 52;
     const std::vector<int32_t> seqs =
-        sample_completions(actor_probs, prompts, B, Tp, Tc, r.temperature, seed);
+        sample_completions(*run.model, actor_pass, prompts, B, Tp, Tc, r.temperature, seed);
     tm.generate = MPI_Wtime() - t0;
     const double gen_gather = counters.seconds[size_t(gather)];
 

@@ -1,10 +1,11 @@
 // The pieces of `zeropp rlhf` that are arithmetic: the reward rule, the
-// returns and advantages of the policy gradient, the sampler over a batch and
-// the log-probabilities it scores (src/app/reward.hpp, policy_gradient.hpp,
+// returns and advantages of the policy gradient, the rollouts (through the
+// KV-cache generator) and the log-probabilities they score (src/app/reward.hpp, policy_gradient.hpp,
 // rollout.hpp). The loop itself: tests/cli/rlhf.sh.
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "core/full_weights.hpp"
 #include "src/app/policy_gradient.hpp"
 #include "src/app/reward.hpp"
 #include "src/app/rollout.hpp"
@@ -41,56 +42,47 @@ TEST_CASE("returns fold the KL penalty into the per-token reward", "[rlhf]") {
   CHECK(w == want_w);
 }
 
-TEST_CASE("batched sampling continues each row and scores what it drew", "[rlhf]") {
-  // A "model" over V = 4 that always predicts (last token + 1) mod 4, except
-  // that row 1 is split evenly between tokens 0 and 2.
-  const int V = 4, B = 2, Tp = 2, Tc = 3;
-  std::vector<float> buf;
-  int calls = 0;
-  const PrefixProbs probs = [&](const std::vector<int32_t>& tok, int b, int tn) {
-    ++calls;
-    REQUIRE(b == B);
-    buf.assign(size_t(b) * tn * V, 0.0f);
-    for (int r = 0; r < b; ++r)
-      for (int i = 0; i < tn; ++i) {
-        float* p = buf.data() + (size_t(r) * tn + i) * V;
-        if (r == 1) {
-          p[0] = p[2] = 0.5f;
-        } else {
-          p[(tok[size_t(r) * tn + i] + 1) % V] = 1.0f;
-        }
-      }
-    return CVec<float>(buf.data(), int64_t(buf.size()));
-  };
-  const std::vector<int32_t> prompts = {0, 1, 3, 3};
-  const std::vector<int32_t> s = sample_completions(probs, prompts, B, Tp, Tc, 1.0, 42);
-  CHECK(calls == Tc);
-  REQUIRE(s.size() == size_t(B) * (Tp + Tc));
-  CHECK(std::vector<int32_t>(s.begin(), s.begin() + 5) == std::vector<int32_t>{0, 1, 2, 3, 0});
-  for (int t = 2; t < 5; ++t) CHECK((s[size_t(5 + t)] == 0 || s[size_t(5 + t)] == 2));
-  CHECK(sample_completions(probs, prompts, B, Tp, Tc, 1.0, 42) == s);  // the seed decides
-  // The log-probabilities of the drawn tokens under the full forward: 0 for row 0, log 0.5 for row 1.
-  std::vector<int32_t> inputs(size_t(B) * 4);
-  for (int r = 0; r < B; ++r)
-    for (int i = 0; i < 4; ++i) inputs[size_t(r * 4 + i)] = s[size_t(r * 5 + i)];
-  const std::vector<double> lp = completion_log_probs(probs(inputs, B, 4), s, B, Tp, Tc);
+TEST_CASE("rollouts continue each prompt through the generator and score what they drew", "[rlhf]") {
+  const ModelConfig m{64, 16, 2, 2, 24, "gpt2", 0};
+  const int B = 2, Tp = 3, Tc = 4, S = Tp + Tc;
+  const auto model = make_model<float>(m, B, m.max_seq_len);
+  test::FullWeights<float> src(*model, 5);
+  const PassRunner run = [&](const std::function<void(UnitSource<float>&)>& f) { f(src); };
+  const std::vector<int32_t> prompts = {1, 2, 3, 40, 41, 42};
+  const std::vector<int32_t> s = sample_completions(*model, run, prompts, B, Tp, Tc, 1.0, 42);
+  REQUIRE(s.size() == size_t(B) * S);
+  for (int b = 0; b < B; ++b)  // each row: its prompt, then Tc tokens of the vocabulary
+    for (int t = 0; t < S; ++t) {
+      const int32_t x = s[size_t(b * S + t)];
+      if (t < Tp) CHECK(x == prompts[size_t(b * Tp + t)]);
+      CHECK((x >= 0 && x < m.vocab_size));
+    }
+  CHECK(sample_completions(*model, run, prompts, B, Tp, Tc, 1.0, 42) == s);  // the seed decides
+  CHECK(sample_completions(*model, run, prompts, B, Tp, Tc, 1.0, 43) != s);
+  // A temperature near 0 draws the greedy continuation.
+  SamplingRule greedy;
+  greedy.temperature = 0;
+  CoinStream coins(1);
+  const auto want = generate(*model, run, {{1, 2, 3}, {40, 41, 42}}, Tc, greedy, coins, [](int, int32_t) {});
+  const std::vector<int32_t> cold = sample_completions(*model, run, prompts, B, Tp, Tc, 1e-4, 7);
+  for (int b = 0; b < B; ++b)
+    CHECK(std::vector<int32_t>(cold.begin() + b * S + Tp, cold.begin() + (b + 1) * S) == want[size_t(b)]);
+}
+
+TEST_CASE("completion log-probabilities are read at the positions that predict the completion", "[rlhf]") {
+  // V = 4, B = 2, Tp = 2, Tc = 3: rows of Tn = 4 inputs; row 0 predicts token 1 with
+  // probability 1 everywhere, row 1 splits evenly between tokens 0 and 2.
+  const int V = 4, B = 2, Tp = 2, Tc = 3, Tn = Tp + Tc - 1;
+  std::vector<float> p(size_t(B) * Tn * V, 0.0f);
+  for (int i = 0; i < Tn; ++i) {
+    p[size_t(i * V + 1)] = 1.0f;
+    p[size_t((Tn + i) * V + 0)] = p[size_t((Tn + i) * V + 2)] = 0.5f;
+  }
+  const std::vector<int32_t> seqs = {0, 3, 1, 1, 1, 2, 2, 0, 2, 0};
+  const std::vector<double> lp =
+      completion_log_probs(CVec<float>(p.data(), int64_t(p.size())), seqs, B, Tp, Tc);
   for (int t = 0; t < Tc; ++t) {
     CHECK(lp[size_t(t)] == 0.0);
     CHECK(lp[size_t(Tc + t)] == Approx(std::log(0.5)));
   }
-  // Temperature sharpens: at 0.02 a 0.6 / 0.4 split draws the likelier token practically always.
-  const PrefixProbs skew = [&](const std::vector<int32_t>&, int b, int tn) {
-    buf.assign(size_t(b) * tn * V, 0.0f);
-    for (int i = 0; i < b * tn; ++i) {
-      buf[size_t(i) * V + 1] = 0.6f;
-      buf[size_t(i) * V + 3] = 0.4f;
-    }
-    return CVec<float>(buf.data(), int64_t(buf.size()));
-  };
-  int ones = 0;
-  for (uint64_t seed = 0; seed < 50; ++seed) {
-    const auto c = sample_completions(skew, prompts, B, Tp, 1, 0.02, seed);
-    ones += (c[2] == 1) + (c[5] == 1);
-  }
-  CHECK(ones == 100);
 }
