@@ -38,14 +38,35 @@ void attention_forward(Blas& blas, float* out, float* preatt, float* att, const 
 void attention_backward(Blas& blas, float* dqkv, float* dpreatt, float* datt, const float* dout,
                         const float* qkv, const float* att, int B, int Tn, int C, int NH);
 
+// kernels/causal_softmax.hpp: the fused mask + softmax between attention's GEMMs.
+void causal_softmax_forward(float* att, const float* pre, int64_t rows, int Tn,
+                            cudaStream_t stream = nullptr);
+void causal_softmax_backward(float* dpre, const float* att, const float* datt, int64_t rows, int Tn,
+                             float scale, cudaStream_t stream = nullptr);
+
+// kernels/attention_decode.hpp: new queries against the KV cache (generation).
+void attention_decode(Blas& blas, float* out, float* att, const float* qkv, const float* kcache,
+                      const float* vcache, int B, int Tn, int pos, int Tmax, int C, int NH);
+
 // kernels/gelu.hpp
 void gelu_forward(float* out, const float* inp, int64_t n, cudaStream_t stream = nullptr);
 void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n,
                    cudaStream_t stream = nullptr);
 
+// kernels/bias_gelu.hpp: the MLP's fc bias fused with GELU.
+void bias_gelu_forward(float* pre, float* out, const float* bias, int N, int OC,
+                       cudaStream_t stream = nullptr);
+void bias_gelu_backward(float* dpre, float* dbias, const float* pre, const float* dout, int N, int OC,
+                        cudaStream_t stream = nullptr);
+
 // kernels/residual.hpp
 void residual_forward(float* out, const float* a, const float* b, int64_t n, cudaStream_t stream = nullptr);
 void residual_backward(float* da, float* db, const float* dout, int64_t n, cudaStream_t stream = nullptr);
+
+// kernels/residual_layernorm.hpp (its backward is layernorm_backward and residual_backward).
+void residual_layernorm_forward(float* res, float* out, float* mean, float* rstd, const float* a,
+                                const float* b, const float* weight, const float* bias, int N, int C,
+                                cudaStream_t stream = nullptr);
 
 // kernels/crossentropy.hpp; targets nullptr: no losses (inference).
 void softmax_crossentropy_forward(float* probs, float* losses, const float* logits, const int32_t* targets,
@@ -67,6 +88,8 @@ void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* wei
 void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
                       const float* rstd, int N, int C, cudaStream_t stream = nullptr);
 void rope_forward(float* out, const float* inp, int B, int Tn, int C, int NH, cudaStream_t stream = nullptr);
+void rope_forward_at(float* out, const float* inp, int B, int Tn, int C, int NH, int pos0,
+                     cudaStream_t stream = nullptr);
 void rope_backward(float* dinp, const float* dout, int B, int Tn, int C, int NH,
                    cudaStream_t stream = nullptr);
 void swiglu_forward(float* out, const float* inp, int64_t N, int F, cudaStream_t stream = nullptr);

@@ -11,12 +11,16 @@
 
 #include "kernels/adamw.hpp"
 #include "kernels/attention.hpp"
+#include "kernels/attention_decode.hpp"
+#include "kernels/bias_gelu.hpp"
+#include "kernels/causal_softmax.hpp"
 #include "kernels/crossentropy.hpp"
 #include "kernels/cuda/ops.hpp"
 #include "kernels/encoder.hpp"
 #include "kernels/gelu.hpp"
 #include "kernels/layernorm.hpp"
 #include "kernels/residual.hpp"
+#include "kernels/residual_layernorm.hpp"
 #include "kernels/rmsnorm.hpp"
 #include "kernels/rope.hpp"
 #include "kernels/sum_squares.hpp"
@@ -281,6 +285,97 @@ TEST_CASE("CUDA RMSNorm and RoPE against the host's", "[cuda-kernels]") {
     const Tolerance rope_tol{1e-5, 1e-6 * s.Tn + 1e-6};
     REQUIRE_AGREES("rope out", d_rot.host(), rot, rope_tol);
     REQUIRE_AGREES("rope dinp", d_dqkv.host(), dqkv, rope_tol);
+  });
+}
+
+TEST_CASE("CUDA causal softmax against the host's", "[cuda-kernels]") {
+  for_each_shape(8, [](const Shape& s, std::mt19937& rng) {
+    const int64_t rows = int64_t(s.B) * s.NH * s.Tn, n = rows * s.Tn;
+    const auto pre = random_floats(n, rng, -4, 4), datt = random_floats(n, rng);
+    const float scale = 0.125f;
+    std::vector<float> att(n), dpre(n);
+    zeropp::causal_softmax_forward<float>(view(att), cview(pre), rows, s.Tn);
+    zeropp::causal_softmax_backward<float>(view(dpre), cview(att), cview(datt), rows, s.Tn, scale);
+    DeviceCopy<float> d_pre(pre), d_att(nan_filled(n)), d_datt(datt), d_dpre(nan_filled(n)), h_att(att);
+    zc::causal_softmax_forward(d_att.get(), d_pre.get(), rows, s.Tn);
+    REQUIRE_AGREES("att", d_att.host(), att, (Tolerance{1e-5, 1e-7}));
+    // The backward from the host's att, so that only the backward is compared.
+    zc::causal_softmax_backward(d_dpre.get(), h_att.get(), d_datt.get(), rows, s.Tn, scale);
+    REQUIRE_AGREES("dpre", d_dpre.host(), dpre, (Tolerance{1e-5, 1e-6}));
+    // In place, as attention_decode uses it.
+    zc::causal_softmax_forward(d_pre.get(), d_pre.get(), rows, s.Tn);
+    REQUIRE_AGREES("att in place", d_pre.host(), att, (Tolerance{1e-5, 1e-7}));
+  });
+}
+
+TEST_CASE("CUDA bias + GELU against the host's", "[cuda-kernels]") {
+  for_each_shape(9, [](const Shape& s, std::mt19937& rng) {
+    const int N = s.B * s.Tn, OC = 4 * s.C;  // the MLP's fc output
+    const size_t n = size_t(N) * OC;
+    const auto pre0 = random_floats(n, rng, -5, 5), bias = random_floats(OC, rng),
+               dout = random_floats(n, rng);
+    const auto dpre0 = random_floats(n, rng), dbias0 = random_floats(OC, rng);
+    std::vector<float> pre = pre0, out(n), dpre = dpre0, dbias = dbias0;
+    zeropp::bias_gelu_forward<float>(view(pre), view(out), cview(bias), N, OC);
+    zeropp::bias_gelu_backward<float>(view(dpre), view(dbias), cview(pre), cview(dout), N, OC);
+    DeviceCopy<float> d_pre(pre0), d_out(nan_filled(n)), d_bias(bias), d_dout(dout), d_dpre(dpre0),
+        d_dbias(dbias0), h_pre(pre);
+    zc::bias_gelu_forward(d_pre.get(), d_out.get(), d_bias.get(), N, OC);
+    REQUIRE_AGREES("pre + bias", d_pre.host(), pre, kBitExact);
+    REQUIRE_AGREES("out", d_out.host(), out, kExpf);
+    zc::bias_gelu_backward(d_dpre.get(), d_dbias.get(), h_pre.get(), d_dout.get(), N, OC);
+    REQUIRE_AGREES("dpre", d_dpre.host(), dpre, kExpf);
+    REQUIRE_AGREES("dbias", d_dbias.host(), dbias, (Tolerance{1e-5, 1e-4}));  // N terms (bias_gelu.cu)
+  });
+}
+
+TEST_CASE("CUDA residual + LayerNorm against the host's", "[cuda-kernels]") {
+  for_each_shape(10, [](const Shape& s, std::mt19937& rng) {
+    const int N = s.B * s.Tn, C = s.C;
+    const size_t n = size_t(N) * C;
+    const auto a = random_floats(n, rng, -3, 5), b = random_floats(n, rng), w = random_floats(C, rng),
+               bias = random_floats(C, rng);
+    std::vector<float> res(n), out(n), mean(N), rstd(N);
+    zeropp::residual_layernorm_forward<float>(view(res), view(out), view(mean), view(rstd), cview(a),
+                                              cview(b), cview(w), cview(bias), N, C);
+    DeviceCopy<float> d_a(a), d_b(b), d_w(w), d_bias(bias), d_res(nan_filled(n)), d_out(nan_filled(n)),
+        d_mean(nan_filled(N)), d_rstd(nan_filled(N));
+    zc::residual_layernorm_forward(d_res.get(), d_out.get(), d_mean.get(), d_rstd.get(), d_a.get(), d_b.get(),
+                                   d_w.get(), d_bias.get(), N, C);
+    REQUIRE_AGREES("res", d_res.host(), res, kBitExact);
+    REQUIRE_AGREES("out", d_out.host(), out, kRowSums);
+    REQUIRE_AGREES("mean", d_mean.host(), mean, kRowSums);
+    REQUIRE_AGREES("rstd", d_rstd.host(), rstd, kRowSums);
+  });
+}
+
+TEST_CASE("CUDA KV-cache decode attention and RoPE at an offset against the host's", "[cuda-kernels]") {
+  for_each_shape(11, [](const Shape& s, std::mt19937& rng) {
+    const int Tmax = s.Tn, C = s.C;
+    // A prefill of the first tokens, then one decode step at the last position.
+    for (const auto& [pos, Tn] : {std::pair{0, s.Tn / 3}, std::pair{s.Tn - 1, 1}}) {
+      INFO("pos " << pos << ", Tn " << Tn);
+      const int Tk = pos + Tn;
+      const auto qkv = random_floats(size_t(s.B) * Tn * 3 * C, rng);
+      const auto kc = random_floats(size_t(s.B) * Tmax * C, rng), vc = random_floats(kc.size(), rng);
+      std::vector<float> out(size_t(s.B) * Tn * C), att(size_t(s.B) * s.NH * Tn * Tk);
+      zeropp::attention_decode<float>(view(out), view(att), cview(qkv), cview(kc), cview(vc), s.B, Tn, pos,
+                                      Tmax, C, s.NH);
+      zc::Blas blas;
+      DeviceCopy<float> d_qkv(qkv), d_kc(kc), d_vc(vc), d_out(nan_filled(out.size())),
+          d_att(nan_filled(att.size()));
+      zc::attention_decode(blas, d_out.get(), d_att.get(), d_qkv.get(), d_kc.get(), d_vc.get(), s.B, Tn, pos,
+                           Tmax, C, s.NH);
+      const Tolerance tol{1e-4, 1e-5};  // attention_decode.cu
+      REQUIRE_AGREES("att", d_att.host(), att, tol);
+      REQUIRE_AGREES("out", d_out.host(), out, tol);
+
+      std::vector<float> rot(qkv.size());
+      zeropp::rope_forward_at<float>(view(rot), cview(qkv), s.B, Tn, C, s.NH, pos);
+      DeviceCopy<float> d_rot(nan_filled(rot.size()));
+      zc::rope_forward_at(d_rot.get(), d_qkv.get(), s.B, Tn, C, s.NH, pos);
+      REQUIRE_AGREES("rope at pos", d_rot.host(), rot, (Tolerance{1e-5, 1e-6 * Tk + 1e-6}));
+    }
   });
 }
 
