@@ -44,6 +44,7 @@ add_library(zeropp_cuda STATIC
   kernels/cuda/comm_kernels.cu
   kernels/cuda/gemm_cublas.cpp
   src/device/cuda_device.cpp
+  src/device/cuda_stager.cpp
   src/comm/nccl/nccl_communicator.cpp)
 # The shared runtime, once: CUDA::cudart, never also the static one CMake adds by default.
 set_target_properties(zeropp_cuda PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON CUDA_RUNTIME_LIBRARY Shared)

@@ -41,9 +41,11 @@ InferenceRun::InferenceRun(const std::string& arg, const std::vector<std::string
     : path(located(arg)),
       cfg(saved_config(path, overrides, batch, seq_len)),
       topo(cfg.zero.ranks_per_node, MPI_COMM_WORLD),
-      comm(
-          collectively(topo.world.get(),
-                       [&] { return make_communicator(cfg.comm.backend, topo, cfg.comm.timeout_s, false); })),
+      comm(collectively(topo.world.get(),
+                        [&] {
+                          return make_communicator(cfg.comm.backend, topo, cfg.comm.timeout_s, false,
+                                                   cfg.comm.device_staging);
+                        })),
       model(make_model<float>(cfg.model, cfg.train.batch_size, cfg.train.seq_len)),
       engine(cfg, topo, *comm, *model) {
   model->set_precision(parse_precision(cfg.train.precision));

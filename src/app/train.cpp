@@ -101,9 +101,11 @@ Run::Run(const Config& cfg_, MPI_Comm base)
       val(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, true); })),
       memory(check_memory(cfg, topo)),
       // The engine's buffers are host memory, so comm.backend = auto is mpi.
-      comm(
-          collectively(topo.world.get(),
-                       [&] { return make_communicator(cfg.comm.backend, topo, cfg.comm.timeout_s, false); })),
+      comm(collectively(topo.world.get(),
+                        [&] {
+                          return make_communicator(cfg.comm.backend, topo, cfg.comm.timeout_s, false,
+                                                   cfg.comm.device_staging);
+                        })),
       world(Group::world(topo)),
       model(make_model<float>(cfg.model, cfg.train.batch_size, cfg.train.seq_len)),
       engine(cfg, topo, *comm, *model) {

@@ -166,7 +166,8 @@ class Communicator {
 
   // Emulated links (src/comm/link_emulator.hpp): this rank's inter-node and
   // intra-node link; both off unless set. For scaling studies on one machine.
-  void set_links(const LinkEmulator& inter, const LinkEmulator& intra) {
+  // Virtual: a decorating communicator (src/comm/staging_communicator.hpp) passes them on.
+  virtual void set_links(const LinkEmulator& inter, const LinkEmulator& intra) {
     inter_link_ = inter;
     intra_link_ = intra;
   }

@@ -1,9 +1,11 @@
 #include "src/comm/make_communicator.hpp"
 
 #include "src/comm/mpi/mpi_communicator.hpp"
+#include "src/comm/staging_communicator.hpp"
 #ifdef ZEROPP_HAVE_CUDA
 #include "src/comm/nccl/nccl_communicator.hpp"
 #include "src/device/cuda_device.hpp"
+#include "src/device/cuda_stager.hpp"
 #endif
 
 namespace zeropp {
@@ -31,9 +33,23 @@ std::string resolve_comm_backend(const std::string& requested, const CommAbiliti
   return "nccl";
 }
 
+void check_device_staging(bool staging, const std::string& backend, const CommAbilities& can) {
+  if (!staging) return;
+  const std::string what = "comm.device_staging = true: ";
+  if (!can.cuda_build) throw Error(what + "this build has no CUDA (configure with -DZEROPP_ENABLE_CUDA=ON)");
+  if (can.devices == 0) throw Error(what + "no CUDA device: " + can.no_device);
+  if (backend != "mpi")
+    throw Error(what + "stages device buffers for the mpi backend, but comm.backend = \"" + backend +
+                "\" (use \"mpi\" or \"auto\")");
+}
+
 std::unique_ptr<Communicator> make_communicator(const std::string& requested, const Topology& topo,
-                                                double timeout_s, bool device_buffers) {
-  const std::string backend = resolve_comm_backend(requested, comm_abilities(device_buffers));
+                                                double timeout_s, bool device_buffers, bool device_staging) {
+  const CommAbilities can = comm_abilities(device_buffers);
+  // Staging is for the mpi backend: auto means mpi then, and any other choice is refused first.
+  const std::string wanted = device_staging && requested == "auto" ? "mpi" : requested;
+  check_device_staging(device_staging, wanted, can);
+  const std::string backend = resolve_comm_backend(wanted, can);
 #ifdef ZEROPP_HAVE_CUDA
   if (backend == "nccl") {
     try {
@@ -43,6 +59,10 @@ std::unique_ptr<Communicator> make_communicator(const std::string& requested, co
     }
     return std::make_unique<NcclCommunicator>(topo.rank, timeout_s);
   }
+  if (device_staging)
+    return std::make_unique<StagingCommunicator>(std::make_unique<MpiCommunicator>(topo.rank, timeout_s),
+                                                 std::make_unique<cuda::PinnedStager>(), topo.rank,
+                                                 timeout_s);
 #endif
   return std::make_unique<MpiCommunicator>(topo.rank, timeout_s);
 }

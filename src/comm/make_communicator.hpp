@@ -7,6 +7,11 @@
 //         memory today, so auto is mpi.
 // A backend that cannot run is refused with one line naming comm.backend and
 // its value; never a silent fallback.
+// comm.device_staging = true wraps the mpi backend in a StagingCommunicator
+// (src/comm/staging_communicator.hpp) that copies the engine's device buffers
+// through pinned host memory: for sites without CUDA-aware MPI and for
+// several ranks sharing one GPU (where NCCL refuses). It needs a CUDA build
+// and a device, and the mpi backend (auto then resolves to mpi).
 #pragma once
 
 #include <memory>
@@ -29,9 +34,15 @@ CommAbilities comm_abilities(bool device_buffers);  // this build and machine
 // "mpi" or "nccl" for comm.backend = requested; throws Error when it cannot run. Pure.
 std::string resolve_comm_backend(const std::string& requested, const CommAbilities& can);
 
-// The communicator for comm.backend = requested; with nccl, selects this
-// rank's device (local rank of topo.X per node) first.
+// comm.device_staging = staging over comm.backend (auto counting as mpi): throws Error (one
+// line naming the key) when it cannot run. Pure.
+void check_device_staging(bool staging, const std::string& backend, const CommAbilities& can);
+
+// The communicator for comm.backend = requested (and comm.device_staging =
+// device_staging); with nccl, selects this rank's device (local rank of topo.X
+// per node) first.
 std::unique_ptr<Communicator> make_communicator(const std::string& requested, const Topology& topo,
-                                                double timeout_s, bool device_buffers);
+                                                double timeout_s, bool device_buffers,
+                                                bool device_staging = false);
 
 }  // namespace zeropp

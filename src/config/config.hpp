@@ -107,6 +107,9 @@ struct CommConfig {
   // engine's buffers are in host memory
   std::string backend = "auto";
   double timeout_s = 600;  // a collective that takes longer aborts the job
+  // The mpi backend over device buffers staged through pinned host memory
+  // (src/comm/staging_communicator.hpp); CUDA builds only.
+  bool device_staging = false;
   // Emulated links, per rank (src/comm/link_emulator.hpp); 0: no such term.
   double internode_gbps = 0;
   double internode_latency_us = 0;

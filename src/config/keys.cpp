@@ -204,6 +204,9 @@ std::vector<Key> build_table() {
       "collectives through mpi (host buffers) or nccl (device buffers: a CUDA build and a GPU per rank); "
       "auto: nccl where both hold and the engine's buffers are on the device (not yet), else mpi",
       {one_of({"auto", "mpi", "nccl"})});
+  comm.add("device_staging", &CommConfig::device_staging,
+           "mpi backend over device buffers: copy them through pinned host memory around each collective "
+           "(MPI without CUDA support, or ranks sharing a GPU); needs a CUDA build and a device");
   comm.add("timeout_s", &CommConfig::timeout_s,
            "a collective that takes longer aborts the job with a message", {positive()});
   comm.add("internode_gbps", &CommConfig::internode_gbps,

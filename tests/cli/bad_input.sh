@@ -88,6 +88,9 @@ expect_error "ranks_per_node not dividing P" "zero.ranks_per_node" train "$deck"
 expect_error "unknown comm backend" 'comm.backend = "gloo"' train "$deck" --comm.backend=gloo
 # nccl cannot run here: no CUDA build, no device, or (today, everywhere) host-resident engine buffers.
 expect_error "nccl backend unavailable" 'comm.backend = "nccl": ' train "$deck" --comm.backend=nccl
+# Refused in every build and on every machine: no CUDA build, no device, or staging asked for nccl.
+expect_error "device staging refused" 'comm.device_staging = true: ' train "$deck" --comm.device_staging=true \
+  --comm.backend=nccl
 expect_error "prepare-data missing input" "$work/none.txt" prepare-data --input "$work/none.txt" --out-dir "$work/prep"
 
 # Usage errors are CLI11's: a non-zero status and a message, no hang.

@@ -2,6 +2,9 @@
 // with device buffers. Without a usable device (none, or fewer than the ranks
 // on this node: NCCL refuses two ranks of one communicator on one GPU) every
 // case prints "SKIPPED: ..." and the ctest entries report a skip.
+// The same tests on the MPI backend staging device buffers through pinned host
+// memory (comm.device_staging, src/comm/staging_communicator.hpp): any number
+// of ranks on one device; skipped without one (ctest entries comm_staging_cuda_np*).
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 
@@ -9,7 +12,8 @@
 
 #include "src/comm/nccl/nccl_communicator.hpp"
 #include "src/device/cuda_device.hpp"
-#include "tests/comm/comm_test_support.hpp"
+#include "src/device/cuda_stager.hpp"
+#include "tests/comm/staging_support.hpp"
 
 namespace zeropp::test {
 
@@ -64,7 +68,20 @@ struct NcclBackend {
   using Buffer = DeviceBuffer<T>;
 };
 
+// Every rank of the node on the current device (device 0 unless set).
+struct StagedCudaBackend {
+  static std::string unusable() {
+    std::string why;
+    return cuda::device_count(&why) == 0 ? "no CUDA device (" + why + ")" : "";
+  }
+  static std::unique_ptr<Communicator> make(double timeout_s = 600) {
+    return staged_mpi(std::make_unique<cuda::PinnedStager>(), timeout_s);
+  }
+  template <class T>
+  using Buffer = DeviceBuffer<T>;
+};
+
 }  // namespace zeropp::test
 
-#define ZEROPP_COMM_BACKEND zeropp::test::NcclBackend
+#define ZEROPP_COMM_BACKEND zeropp::test::NcclBackend, zeropp::test::StagedCudaBackend
 #include "tests/comm/collective_tests.hpp"
