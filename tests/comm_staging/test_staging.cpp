@@ -4,6 +4,8 @@
 // backend's closed forms), what it copies, and comm.device_staging's choice
 // and refusals. The same collective tests with pinned staging of device
 // buffers are in tests/cuda/test_communicator_nccl.cpp (a GPU needed).
+#include <chrono>
+
 #include "src/comm/make_communicator.hpp"
 #include "tests/comm/staging_support.hpp"
 // collective_tests.hpp needs the harness declared first.
@@ -42,6 +44,19 @@ TEST_CASE("staging copies each input in and each output back once", "[comm-stagi
   // The bytes on the wire are the host backend's, moved into the decorator's counters.
   CHECK(comm->counters().at(Kind::AllGather, Purpose::FwdGather).total() == 2 * (p - 1) * 10);
   CHECK(comm->host().counters().total().total() == 0);
+}
+
+TEST_CASE("staging passes the emulated links to the host backend", "[comm-staging]") {
+  auto comm = StagedHostBackend::make();
+  Topology t(1);  // every rank its own node: the ring's hops cross nodes
+  Group g = Group::world(t);
+  if (t.P == 1) return;                                      // no hops
+  comm->set_links(LinkEmulator(0, 100000), LinkEmulator());  // 0.1 s a message across nodes
+  HostBuffer<char> mine(std::vector<char>(8, 'x')), all(std::vector<char>(size_t(8 * t.P)));
+  const auto t0 = std::chrono::steady_clock::now();
+  comm->allgather(g, mine.data(), all.data(), 8, DType::I8, Purpose::Other, "links");
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(s >= 0.1 * (t.P - 1) * 0.9);  // p-1 hops, each at least one latency
 }
 
 TEST_CASE("comm.device_staging: needs CUDA, a device and the mpi backend", "[comm-staging]") {
