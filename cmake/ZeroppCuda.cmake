@@ -1,11 +1,12 @@
-# The CUDA path (ZEROPP_ENABLE_CUDA): kernels/cuda (quantization and collective
-# kernels, cuBLAS GEMM), src/device (device selection) and src/comm/nccl in
-# one library, zeropp_cuda, linking CUDA::cudart, CUDA::cublas and NCCL from the
+# The CUDA path (ZEROPP_ENABLE_CUDA): kernels/cuda (the model's kernels,
+# quantization and collective kernels, cuBLAS GEMM), src/device (device
+# selection, pinned staging for comm.device_staging) and src/comm/nccl in one
+# library, zeropp_cuda, linking CUDA::cudart, CUDA::cublas and NCCL from the
 # toolkit (/usr/local/cuda, or NCCL_HOME). zeropp_comm_backends links it for
-# comm.backend = nccl; nothing needs a GPU at run time unless that is chosen,
-# and its host-side tests run without one.
-# nvcc compiles two small .cu files for sm_80 and sm_90 (override with
-# -DCMAKE_CUDA_ARCHITECTURES=...). tools/gpu_check builds the same sources
+# comm.backend = nccl and comm.device_staging; nothing needs a GPU at run time
+# unless one of those is chosen, and its host-side tests run without one.
+# nvcc compiles for sm_80 and sm_90 (override with
+# -DCMAKE_CUDA_ARCHITECTURES=...). tools/gpu_check builds its own sources
 # standalone (no MPI, HDF5 or Kokkos): scripts/gpu-check.
 if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
   set(CMAKE_CUDA_ARCHITECTURES "80;90")
