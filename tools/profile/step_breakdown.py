@@ -10,7 +10,8 @@ Takes the samples whose call stack passes through zeropp::train_step during
 the fp32 steps (bench step times fp32 first; they end where the first
 gemm_gflops sample, the fp32 GEMM measurement, begins) and charges each to the
 innermost zeropp function on its stack (a Kokkos kernel's lambda counts as the
-kernel that launched it; gemm wrappers count as their caller), split into the
+kernel that launched it, and so does a kernel body run through
+kernels/simd_dispatch.hpp; gemm wrappers count as their caller), split into the
 BLAS library's time ("BLAS": the leaf is in OpenBLAS, oneDNN or JIT code) and
 the function's own. Prints a markdown table, largest first, in percent of the
 fp32 steps' samples.
@@ -20,7 +21,8 @@ import re
 import sys
 
 HELPERS = {"gemm", "gemm_strided_batched", "gemm_as", "for_column_chunks", "for_element_chunks", "softmax_row",
-           "layernorm_row", "exp_nonpositive", "tanh_vectorisable"}
+           "layernorm_row", "exp_nonpositive", "tanh_vectorisable", "lane_sum", "simd_dispatch", "simd_avx512",
+           "simd_avx2", "simd_baseline"}
 NAME = re.compile(r"zeropp::((?:\(anonymous namespace\)::)?(?:[A-Za-z_]\w*(?:<[^<>]*>)?::)*[A-Za-z_]\w*)")
 
 
@@ -47,6 +49,8 @@ def charge(stack):
         name = re.sub(r"<[^<>]*>", "", m.group(1)).replace("(anonymous namespace)::", "")
         if name.split("::")[-1] in HELPERS:
             continue
+        if "(anonymous namespace)::" in m.group(1) and name.endswith("::run"):
+            continue  # a dispatched kernel's body (kernels/simd_dispatch.hpp): charged to its caller
         return name + (" [BLAS]" if blas else "")
     return "(outside zeropp)" + (" [BLAS]" if blas else "")
 
