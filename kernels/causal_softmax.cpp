@@ -26,7 +26,7 @@ struct CausalSoftmaxBackward {
       const T* ar = att + r * Tn;
       const T* dar = datt + r * Tn;
       T* dpr = dpre + r * Tn;
-      const T dot = lane_sum<T>(n, [ar, dar](int i) ZEROPP_SIMD_INLINE_LAMBDA { return ar[i] * dar[i]; });
+      const T dot = lane_sum<T>(n, [ar, dar](int64_t i) ZEROPP_SIMD_INLINE_LAMBDA { return ar[i] * dar[i]; });
       for (int t2 = 0; t2 < n; ++t2) dpr[t2] = scale * ar[t2] * (dar[t2] - dot);
       for (int t2 = n; t2 < Tn; ++t2) dpr[t2] = T(0);
     }

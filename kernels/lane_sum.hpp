@@ -4,7 +4,9 @@
 // register of floats, two of AVX2, four of SSE2, and the order of the
 // additions is the same on every path. Slightly more accurate than one
 // running sum, too. term must be cheap and inlinable (a lambda marked
-// ZEROPP_SIMD_INLINE) for the loop to vectorise (kernels/simd_dispatch.hpp).
+// ZEROPP_SIMD_INLINE_LAMBDA) for the loop to vectorise
+// (kernels/simd_dispatch.hpp), and take its index as int64_t: narrowed to int
+// it may wrap, and GCC then loads the lanes one by one.
 #pragma once
 
 #include <cstdint>

@@ -25,16 +25,19 @@ struct LayerNormForward {
 // in the reference's order (row after row).
 template <class T>
 struct LayerNormBackward {
-  static ZEROPP_SIMD_INLINE void run(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, const T* mean,
-                                     const T* rstd, int N, int C) {
+  // restrict: the row loop touches six arrays, past GCC's limit of run-time
+  // overlap checks it would otherwise need in order to vectorise.
+  static ZEROPP_SIMD_INLINE void run(T* __restrict dx, T* __restrict dw, T* __restrict db,
+                                     const T* __restrict dy, const T* __restrict x, const T* __restrict w,
+                                     const T* mean, const T* rstd, int N, int C) {
     for (int64_t n = 0; n < N; ++n) {
       const T* xr = x + n * C;
       const T* dyr = dy + n * C;
       const T m = mean[n], s = rstd[n];
       const T dnorm_mean =
-          lane_sum<T>(C, [w, dyr](int c) ZEROPP_SIMD_INLINE_LAMBDA { return w[c] * dyr[c]; }) / C;
+          lane_sum<T>(C, [w, dyr](int64_t c) ZEROPP_SIMD_INLINE_LAMBDA { return w[c] * dyr[c]; }) / C;
       const T dnorm_norm_mean =
-          lane_sum<T>(C, [w, dyr, xr, m, s](int c)
+          lane_sum<T>(C, [w, dyr, xr, m, s](int64_t c)
                              ZEROPP_SIMD_INLINE_LAMBDA { return w[c] * dyr[c] * ((xr[c] - m) * s); }) /
           C;
       T* dxr = dx + n * C;

@@ -19,8 +19,9 @@ struct RowStats {
 
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION RowStats<T> layernorm_row(const T* x, T* out, const T* w, const T* b, int C) {
-  const T m = lane_sum<T>(C, [x](int c) ZEROPP_SIMD_INLINE_LAMBDA { return x[c]; }) / C;
-  const T ss = lane_sum<T>(C, [x, m](int c) ZEROPP_SIMD_INLINE_LAMBDA { return (x[c] - m) * (x[c] - m); });
+  const T m = lane_sum<T>(C, [x](int64_t c) ZEROPP_SIMD_INLINE_LAMBDA { return x[c]; }) / C;
+  const T ss =
+      lane_sum<T>(C, [x, m](int64_t c) ZEROPP_SIMD_INLINE_LAMBDA { return (x[c] - m) * (x[c] - m); });
   const T s = T(1) / Kokkos::Experimental::sqrt(ss / C + T(kLayerNormEps));
   for (int c = 0; c < C; ++c) out[c] = (x[c] - m) * s * w[c] + b[c];
   return {m, s};

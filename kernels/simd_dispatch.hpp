@@ -15,7 +15,7 @@
 #include "kernels/cpu_features.hpp"
 
 #define ZEROPP_SIMD_INLINE inline __attribute__((always_inline))
-// After a lambda's parameter list: [..](int i) ZEROPP_SIMD_INLINE_LAMBDA { .. }
+// After a lambda's parameter list: [..](int64_t i) ZEROPP_SIMD_INLINE_LAMBDA { .. }
 #define ZEROPP_SIMD_INLINE_LAMBDA __attribute__((always_inline))
 
 namespace zeropp {

@@ -30,7 +30,7 @@ KOKKOS_FORCEINLINE_FUNCTION SoftmaxRowStats<T> softmax_row(const T* in, T* out, 
   for (int j = 1; j < kLanes; ++j) maxv = lane[j] > maxv ? lane[j] : maxv;
   for (int i = nl; i < n; ++i) maxv = in[i] > maxv ? in[i] : maxv;
   for (int i = 0; i < n; ++i) out[i] = exp_nonpositive(scale * (in[i] - maxv));
-  const T sum = lane_sum<T>(n, [out](int i) ZEROPP_SIMD_INLINE_LAMBDA { return out[i]; });
+  const T sum = lane_sum<T>(n, [out](int64_t i) ZEROPP_SIMD_INLINE_LAMBDA { return out[i]; });
   const T inv = T(1) / sum;
   for (int i = 0; i < n; ++i) out[i] *= inv;
   return {maxv, sum};
