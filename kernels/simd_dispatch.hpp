@@ -7,9 +7,10 @@
 // wrapper (always-inline helpers, plain loops over raw pointers): the
 // wrapper's target applies to its own body only, so a Kokkos::parallel_for
 // lambda or any other out-of-line call would still run the baseline code.
-// With FMA available GCC contracts a*b+c, and the lane sums of the kernels
-// follow the vector width, so results may differ by rounding between the
-// three paths; on one machine (one path) they are deterministic.
+// With FMA available GCC contracts a*b+c (the baseline has no FMA), so
+// results may differ by rounding between the paths; on one machine (one path)
+// they are deterministic. The lane sums (kernels/lane_sum.hpp) add in the
+// same order on every path.
 #pragma once
 
 #include "kernels/cpu_features.hpp"
