@@ -1,12 +1,21 @@
 #include "kernels/accumulate.hpp"
 
+#include "kernels/simd_dispatch.hpp"
+
 namespace zeropp {
 
+namespace {
+
+struct AccumulateScaled {
+  static ZEROPP_SIMD_INLINE void run(float* y, const float* x, float a, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += x[i] * a;
+  }
+};
+
+}  // namespace
+
 void accumulate_scaled(Vec<float> y, CVec<float> x, float a, int64_t n) {
-  float* py = y.data();
-  const float* px = x.data();
-  Kokkos::parallel_for(
-      "accumulate_scaled", Range(0, n), KOKKOS_LAMBDA(const int64_t i) { py[i] += px[i] * a; });
+  simd_dispatch<AccumulateScaled>(y.data(), x.data(), a, n);
 }
 
 }  // namespace zeropp

@@ -2,41 +2,54 @@
 
 #include "kernels/gelu.hpp"
 #include "kernels/gelu_math.hpp"
+#include "kernels/simd_dispatch.hpp"
 
 namespace zeropp {
 
+namespace {
+
+template <class T>
+struct BiasGeluForward {
+  static ZEROPP_SIMD_INLINE void run(T* pre, T* out, const T* bias, int N, int OC) {
+    for (int64_t n = 0; n < N; ++n) {
+      T* pr = pre + n * OC;
+      T* orow = out + n * OC;
+      for (int c = 0; c < OC; ++c) {
+        pr[c] += bias[c];
+        orow[c] = gelu_value(pr[c]);
+      }
+    }
+  }
+};
+
+// Row after row, dbias summed in place (the reference's order); its OC
+// entries stay in cache.
+template <class T>
+struct BiasGeluBackward {
+  static ZEROPP_SIMD_INLINE void run(T* dpre, T* dbias, const T* pre, const T* dout, int N, int OC) {
+    for (int64_t n = 0; n < N; ++n) {
+      const T* pr = pre + n * OC;
+      const T* dy = dout + n * OC;
+      T* dp = dpre + n * OC;
+      for (int c = 0; c < OC; ++c) {
+        const T g = dy[c] * gelu_slope(pr[c]);
+        dp[c] += g;
+        dbias[c] += g;
+      }
+    }
+  }
+};
+
+}  // namespace
+
 template <class T>
 void bias_gelu_forward(Vec<T> pre, Vec<T> out, CVec<T> bias, int N, int OC) {
-  Kokkos::parallel_for(
-      "bias_gelu_forward", Range(0, N), KOKKOS_LAMBDA(const int64_t n) {
-        T* pr = pre.data() + n * OC;
-        T* orow = out.data() + n * OC;
-        for (int c = 0; c < OC; ++c) {
-          pr[c] += bias(c);
-          orow[c] = gelu_value(pr[c]);
-        }
-      });
+  simd_dispatch<BiasGeluForward<T>>(pre.data(), out.data(), bias.data(), N, OC);
 }
 
 template <class T>
 void bias_gelu_backward(Vec<T> dpre, Vec<T> dbias, CVec<T> pre, CVec<T> dout, int N, int OC) {
-  // Column chunks (no two work items write one dbias entry); within a row a
-  // chunk's columns are contiguous.
-  for_column_chunks(
-      "bias_gelu_backward", OC, KOKKOS_LAMBDA(const int c0, const int c1) {
-        T acc[kColumnChunk] = {};
-        for (int64_t n = 0; n < N; ++n) {
-          const T* pr = pre.data() + n * OC;
-          const T* dy = dout.data() + n * OC;
-          T* dp = dpre.data() + n * OC;
-          for (int c = c0; c < c1; ++c) {
-            const T g = dy[c] * gelu_slope(pr[c]);
-            dp[c] += g;
-            acc[c - c0] += g;
-          }
-        }
-        for (int c = c0; c < c1; ++c) dbias(c) += acc[c - c0];
-      });
+  simd_dispatch<BiasGeluBackward<T>>(dpre.data(), dbias.data(), pre.data(), dout.data(), N, OC);
 }
 
 template <class T>

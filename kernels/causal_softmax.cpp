@@ -5,40 +5,44 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/lane_sum.hpp"
+
 namespace zeropp {
+
+namespace {
+
+template <class T>
+struct CausalSoftmaxForward {
+  static ZEROPP_SIMD_INLINE void run(T* att, const T* pre, int64_t rows, int Tn) {
+    for (int64_t r = 0; r < rows; ++r) causal_softmax_row(att + r * Tn, pre + r * Tn, int(r % Tn), Tn);
+  }
+};
+
+template <class T>
+struct CausalSoftmaxBackward {
+  static ZEROPP_SIMD_INLINE void run(T* dpre, const T* att, const T* datt, int64_t rows, int Tn, T scale) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const int n = int(r % Tn) + 1;  // visible keys
+      const T* ar = att + r * Tn;
+      const T* dar = datt + r * Tn;
+      T* dpr = dpre + r * Tn;
+      const T dot = lane_sum<T>(n, [ar, dar](int64_t i) ZEROPP_SIMD_INLINE_LAMBDA { return ar[i] * dar[i]; });
+      for (int t2 = 0; t2 < n; ++t2) dpr[t2] = scale * ar[t2] * (dar[t2] - dot);
+      for (int t2 = n; t2 < Tn; ++t2) dpr[t2] = T(0);
+    }
+  }
+};
+
+}  // namespace
 
 template <class T>
 void causal_softmax_forward(Vec<T> att, CVec<T> pre, int64_t rows, int Tn) {
-  const T* p = pre.data();
-  T* a = att.data();
-  Kokkos::parallel_for(
-      "causal_softmax_forward", Range(0, rows),
-      KOKKOS_LAMBDA(const int64_t r) { causal_softmax_row(a + r * Tn, p + r * Tn, int(r % Tn), Tn); });
+  simd_dispatch<CausalSoftmaxForward<T>>(att.data(), pre.data(), rows, Tn);
 }
 
 template <class T>
 void causal_softmax_backward(Vec<T> dpre, CVec<T> att, CVec<T> datt, int64_t rows, int Tn, T scale) {
-  const T* a = att.data();
-  const T* da = datt.data();
-  T* dp = dpre.data();
-  Kokkos::parallel_for(
-      "causal_softmax_backward", Range(0, rows), KOKKOS_LAMBDA(const int64_t r) {
-        const int t = int(r % Tn);
-        const T* ar = a + r * Tn;
-        const T* dar = da + r * Tn;
-        T* dpr = dp + r * Tn;
-        // The dot product in lanes, so that it vectorises (see softmax_row.hpp).
-        constexpr int kLanes = 8;
-        const int n = t + 1, nl = n - n % kLanes;
-        T lane[kLanes] = {};
-        for (int i = 0; i < nl; i += kLanes)
-          for (int j = 0; j < kLanes; ++j) lane[j] += ar[i + j] * dar[i + j];
-        T dot = 0;
-        for (int j = 0; j < kLanes; ++j) dot += lane[j];
-        for (int i = nl; i < n; ++i) dot += ar[i] * dar[i];
-        for (int t2 = 0; t2 < n; ++t2) dpr[t2] = scale * ar[t2] * (dar[t2] - dot);
-        for (int t2 = n; t2 < Tn; ++t2) dpr[t2] = T(0);
-      });
+  simd_dispatch<CausalSoftmaxBackward<T>>(dpre.data(), att.data(), datt.data(), rows, Tn, scale);
 }
 
 template <class T>

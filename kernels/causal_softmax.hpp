@@ -26,7 +26,7 @@ namespace zeropp {
 // pos + t): out[t2] = softmax over t2 <= last of in[t2], 0 for last < t2 < n.
 // out may be in.
 template <class T>
-KOKKOS_INLINE_FUNCTION void causal_softmax_row(T* out, const T* in, int last, int n) {
+KOKKOS_FORCEINLINE_FUNCTION void causal_softmax_row(T* out, const T* in, int last, int n) {
   softmax_row(in, out, last + 1, T(1));
   for (int t2 = last + 1; t2 < n; ++t2) out[t2] = T(0);
 }

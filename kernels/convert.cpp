@@ -1,28 +1,40 @@
 #include "kernels/convert.hpp"
 
+#include "kernels/simd_dispatch.hpp"
 #include "src/base/bf16.hpp"
 
 namespace zeropp {
 
+namespace {
+
+struct ToBf16 {
+  static ZEROPP_SIMD_INLINE void run(const float* in, uint16_t* out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = fp32_to_bf16(in[i]);
+  }
+};
+
+struct FromBf16 {
+  static ZEROPP_SIMD_INLINE void run(const uint16_t* in, float* out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_fp32(in[i]);
+  }
+};
+
+struct RoundToBf16 {
+  static ZEROPP_SIMD_INLINE void run(float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) x[i] = bf16_to_fp32(fp32_to_bf16(x[i]));
+  }
+};
+
+}  // namespace
+
 void to_bf16(CVec<float> in, Vec<uint16_t> out, int64_t n) {
-  const float* pi = in.data();
-  uint16_t* po = out.data();
-  Kokkos::parallel_for(
-      "to_bf16", Range(0, n), KOKKOS_LAMBDA(const int64_t i) { po[i] = fp32_to_bf16(pi[i]); });
+  simd_dispatch<ToBf16>(in.data(), out.data(), n);
 }
 
 void from_bf16(CVec<uint16_t> in, Vec<float> out, int64_t n) {
-  const uint16_t* pi = in.data();
-  float* po = out.data();
-  Kokkos::parallel_for(
-      "from_bf16", Range(0, n), KOKKOS_LAMBDA(const int64_t i) { po[i] = bf16_to_fp32(pi[i]); });
+  simd_dispatch<FromBf16>(in.data(), out.data(), n);
 }
 
-void round_to_bf16(Vec<float> x, int64_t n) {
-  float* px = x.data();
-  Kokkos::parallel_for(
-      "round_to_bf16", Range(0, n),
-      KOKKOS_LAMBDA(const int64_t i) { px[i] = bf16_to_fp32(fp32_to_bf16(px[i])); });
-}
+void round_to_bf16(Vec<float> x, int64_t n) { simd_dispatch<RoundToBf16>(x.data(), n); }
 
 }  // namespace zeropp

@@ -1,52 +1,54 @@
 #include "kernels/encoder.hpp"
 
+#include "kernels/simd_dispatch.hpp"
+
 namespace zeropp {
 
 namespace {
-// Columns per backward work item: one or more cache lines of a row.
-constexpr int kChunk = 64;
+
+template <class T>
+struct EncoderForward {
+  static ZEROPP_SIMD_INLINE void run(T* out, const int32_t* tok, const T* wte, const T* wpe, int B, int Tn,
+                                     int C) {
+    for (int64_t bt = 0; bt < int64_t(B) * Tn; ++bt) {
+      T* orow = out + bt * C;
+      const T* erow = wte + int64_t(tok[bt]) * C;
+      if (wpe == nullptr) {
+        for (int c = 0; c < C; ++c) orow[c] = erow[c];
+        continue;
+      }
+      const T* prow = wpe + (bt % Tn) * C;
+      for (int c = 0; c < C; ++c) orow[c] = erow[c] + prow[c];
+    }
+  }
+};
+
+// Row after row (the reference's order of the sums into a repeated token's row).
+template <class T>
+struct EncoderBackward {
+  static ZEROPP_SIMD_INLINE void run(T* dwte, T* dwpe, const T* dout, const int32_t* tok, int B, int Tn,
+                                     int C) {
+    for (int64_t bt = 0; bt < int64_t(B) * Tn; ++bt) {
+      const T* drow = dout + bt * C;
+      T* terow = dwte + int64_t(tok[bt]) * C;
+      for (int c = 0; c < C; ++c) terow[c] += drow[c];
+      if (dwpe == nullptr) continue;
+      T* perow = dwpe + (bt % Tn) * C;
+      for (int c = 0; c < C; ++c) perow[c] += drow[c];
+    }
+  }
+};
+
 }  // namespace
 
 template <class T>
 void encoder_forward(Vec<T> out, CVec<int32_t> tokens, CVec<T> wte, CVec<T> wpe, int B, int Tn, int C) {
-  T* o = out.data();
-  const int32_t* tok = tokens.data();
-  const T* e = wte.data();
-  const T* p = wpe.data();
-  Kokkos::parallel_for(
-      "encoder_forward", Range(0, int64_t(B) * Tn), KOKKOS_LAMBDA(const int64_t bt) {
-        const int64_t t = bt % Tn;
-        T* orow = o + bt * C;
-        const T* erow = e + int64_t(tok[bt]) * C;
-        if (p == nullptr) {
-          for (int c = 0; c < C; ++c) orow[c] = erow[c];
-          return;
-        }
-        const T* prow = p + t * C;
-        for (int c = 0; c < C; ++c) orow[c] = erow[c] + prow[c];
-      });
+  simd_dispatch<EncoderForward<T>>(out.data(), tokens.data(), wte.data(), wpe.data(), B, Tn, C);
 }
 
 template <class T>
 void encoder_backward(Vec<T> dwte, Vec<T> dwpe, CVec<T> dout, CVec<int32_t> tokens, int B, int Tn, int C) {
-  T* dte = dwte.data();
-  T* dpe = dwpe.data();
-  const T* d = dout.data();
-  const int32_t* tok = tokens.data();
-  const int64_t BT = int64_t(B) * Tn;
-  Kokkos::parallel_for(
-      "encoder_backward", Range(0, (C + kChunk - 1) / kChunk), KOKKOS_LAMBDA(const int64_t chunk) {
-        const int c0 = int(chunk) * kChunk;
-        const int c1 = c0 + kChunk < C ? c0 + kChunk : C;
-        for (int64_t bt = 0; bt < BT; ++bt) {
-          const T* drow = d + bt * C;
-          T* terow = dte + int64_t(tok[bt]) * C;
-          for (int c = c0; c < c1; ++c) terow[c] += drow[c];
-          if (dpe == nullptr) continue;
-          T* perow = dpe + (bt % Tn) * C;
-          for (int c = c0; c < c1; ++c) perow[c] += drow[c];
-        }
-      });
+  simd_dispatch<EncoderBackward<T>>(dwte.data(), dwpe.data(), dout.data(), tokens.data(), B, Tn, C);
 }
 
 template <class T>

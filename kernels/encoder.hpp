@@ -6,10 +6,9 @@
 // out: the token embedding alone (LLaMA, whose positions are rotary).
 //
 // Backward scatter-adds: dwte[tokens[b,t],:] += dout[b,t,:] and
-// dwpe[t,:] += dout[b,t,:]. Several (b,t) may hit the same dwte row, so the
-// parallel loop runs over channel chunks instead of rows: each work item owns
-// a disjoint set of columns, which is race-free without atomics, deterministic,
-// and keeps the inner loop contiguous. Both gradients are accumulated (+=).
+// dwpe[t,:] += dout[b,t,:], row after row in (b,t) order (deterministic; the
+// rows' columns in the widest vector instructions the CPU has,
+// kernels/simd_dispatch.hpp). Both gradients are accumulated (+=).
 #pragma once
 
 #include "kernels/common.hpp"

@@ -3,29 +3,37 @@
 #include <cmath>
 
 #include "kernels/gelu_math.hpp"
+#include "kernels/simd_dispatch.hpp"
 
 namespace zeropp {
 
-// Over chunks whose inner loop vectorises (gelu_math.hpp's tanh has no call).
+namespace {
+
+// Plain loops: they vectorise with gelu_math.hpp's tanh, in the dispatched ISA.
+template <class T>
+struct GeluForward {
+  static ZEROPP_SIMD_INLINE void run(T* out, const T* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = gelu_value(x[i]);
+  }
+};
+
+template <class T>
+struct GeluBackward {
+  static ZEROPP_SIMD_INLINE void run(T* dx, const T* x, const T* dy, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) dx[i] += dy[i] * gelu_slope(x[i]);
+  }
+};
+
+}  // namespace
+
 template <class T>
 void gelu_forward(Vec<T> out, CVec<T> inp, int64_t n) {
-  T* o = out.data();
-  const T* x = inp.data();
-  for_element_chunks(
-      "gelu_forward", n, KOKKOS_LAMBDA(const int64_t i0, const int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) o[i] = gelu_value(x[i]);
-      });
+  simd_dispatch<GeluForward<T>>(out.data(), inp.data(), n);
 }
 
 template <class T>
 void gelu_backward(Vec<T> dinp, CVec<T> inp, CVec<T> dout, int64_t n) {
-  T* dx = dinp.data();
-  const T* x = inp.data();
-  const T* dy = dout.data();
-  for_element_chunks(
-      "gelu_backward", n, KOKKOS_LAMBDA(const int64_t i0, const int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) dx[i] += dy[i] * gelu_slope(x[i]);
-      });
+  simd_dispatch<GeluBackward<T>>(dinp.data(), inp.data(), dout.data(), n);
 }
 
 template <class T>

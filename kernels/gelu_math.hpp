@@ -12,13 +12,13 @@ constexpr double kGeluSqrt2OverPi = 0.79788456080286535588;  // sqrt(2/pi)
 constexpr double kGeluCubic = 0.044715;
 
 template <class T>
-KOKKOS_INLINE_FUNCTION T gelu_value(T x) {
+KOKKOS_FORCEINLINE_FUNCTION T gelu_value(T x) {
   const T u = T(kGeluSqrt2OverPi) * (x + T(kGeluCubic) * x * x * x);
   return T(0.5) * x * (T(1) + tanh_vectorisable(u));
 }
 
 template <class T>
-KOKKOS_INLINE_FUNCTION T gelu_slope(T x) {
+KOKKOS_FORCEINLINE_FUNCTION T gelu_slope(T x) {
   const T u = T(kGeluSqrt2OverPi) * (x + T(kGeluCubic) * x * x * x);
   const T th = tanh_vectorisable(u);
   const T du = T(kGeluSqrt2OverPi) * (T(1) + T(3 * kGeluCubic) * x * x);

@@ -10,8 +10,9 @@
 // Backward, with norm = (inp-mean)*rstd and dnorm = dout*weight:
 //   dinp[n,c]  += rstd * (dnorm - mean_c(dnorm) - norm * mean_c(dnorm*norm))
 //   dweight[c] += sum_n dout*norm,   dbias[c] += sum_n dout.
-// All three are accumulated. dinp runs in parallel over rows; the column sums
-// run in parallel over disjoint channel chunks (race-free without atomics).
+// All three are accumulated, in one pass over the rows (the column sums row
+// after row, as the reference adds them), each row in the widest vector
+// instructions the CPU has (kernels/simd_dispatch.hpp).
 #pragma once
 
 #include "kernels/common.hpp"

@@ -1,10 +1,12 @@
 // One row of LayerNorm's forward (layernorm.hpp has the formulas), shared by
 // layernorm_forward and the fused residual_layernorm_forward: out = (x - mean)
 // * rstd * w + b over C values, two passes for the statistics (mean, then the
-// centred sum of squares); mean and rstd returned.
+// centred sum of squares, both in lanes: kernels/lane_sum.hpp); mean and rstd
+// returned. Always inlined into the kernel's per-ISA body (kernels/simd_dispatch.hpp).
 #pragma once
 
 #include "kernels/common.hpp"
+#include "kernels/lane_sum.hpp"
 
 namespace zeropp {
 
@@ -16,12 +18,10 @@ struct RowStats {
 };
 
 template <class T>
-KOKKOS_INLINE_FUNCTION RowStats<T> layernorm_row(const T* x, T* out, const T* w, const T* b, int C) {
-  T sum = 0;
-  for (int c = 0; c < C; ++c) sum += x[c];
-  const T m = sum / C;
-  T ss = 0;
-  for (int c = 0; c < C; ++c) ss += (x[c] - m) * (x[c] - m);
+KOKKOS_FORCEINLINE_FUNCTION RowStats<T> layernorm_row(const T* x, T* out, const T* w, const T* b, int C) {
+  const T m = lane_sum<T>(C, [x](int64_t c) ZEROPP_SIMD_INLINE_LAMBDA { return x[c]; }) / C;
+  const T ss =
+      lane_sum<T>(C, [x, m](int64_t c) ZEROPP_SIMD_INLINE_LAMBDA { return (x[c] - m) * (x[c] - m); });
   const T s = T(1) / Kokkos::Experimental::sqrt(ss / C + T(kLayerNormEps));
   for (int c = 0; c < C; ++c) out[c] = (x[c] - m) * s * w[c] + b[c];
   return {m, s};

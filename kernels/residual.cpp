@@ -1,26 +1,38 @@
 #include "kernels/residual.hpp"
 
+#include "kernels/simd_dispatch.hpp"
+
 namespace zeropp {
+
+namespace {
+
+template <class T>
+struct ResidualForward {
+  static ZEROPP_SIMD_INLINE void run(T* out, const T* a, const T* b, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+  }
+};
+
+template <class T>
+struct ResidualBackward {
+  static ZEROPP_SIMD_INLINE void run(T* da, T* db, const T* dout, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      da[i] += dout[i];
+      db[i] += dout[i];
+    }
+  }
+};
+
+}  // namespace
 
 template <class T>
 void residual_forward(Vec<T> out, CVec<T> a, CVec<T> b, int64_t n) {
-  T* o = out.data();
-  const T* pa = a.data();
-  const T* pb = b.data();
-  Kokkos::parallel_for(
-      "residual_forward", Range(0, n), KOKKOS_LAMBDA(const int64_t i) { o[i] = pa[i] + pb[i]; });
+  simd_dispatch<ResidualForward<T>>(out.data(), a.data(), b.data(), n);
 }
 
 template <class T>
 void residual_backward(Vec<T> da, Vec<T> db, CVec<T> dout, int64_t n) {
-  T* pa = da.data();
-  T* pb = db.data();
-  const T* dy = dout.data();
-  Kokkos::parallel_for(
-      "residual_backward", Range(0, n), KOKKOS_LAMBDA(const int64_t i) {
-        pa[i] += dy[i];
-        pb[i] += dy[i];
-      });
+  simd_dispatch<ResidualBackward<T>>(da.data(), db.data(), dout.data(), n);
 }
 
 template <class T>

@@ -3,21 +3,34 @@
 #include "kernels/layernorm.hpp"
 #include "kernels/layernorm_row.hpp"
 #include "kernels/residual.hpp"
+#include "kernels/simd_dispatch.hpp"
 
 namespace zeropp {
+
+namespace {
+
+template <class T>
+struct ResidualLayerNormForward {
+  static ZEROPP_SIMD_INLINE void run(T* res, T* out, T* mean, T* rstd, const T* a, const T* b, const T* w,
+                                     const T* bias, int N, int C) {
+    for (int64_t n = 0; n < N; ++n) {
+      T* rr = res + n * C;
+      for (int c = 0; c < C; ++c) rr[c] = a[n * C + c] + b[n * C + c];
+      // The row is still in cache for the statistics and the normalisation.
+      const auto [m, s] = layernorm_row<T>(rr, out + n * C, w, bias, C);
+      mean[n] = m;
+      rstd[n] = s;
+    }
+  }
+};
+
+}  // namespace
 
 template <class T>
 void residual_layernorm_forward(Vec<T> res, Vec<T> out, Vec<T> mean, Vec<T> rstd, CVec<T> a, CVec<T> b,
                                 CVec<T> weight, CVec<T> bias, int N, int C) {
-  Kokkos::parallel_for(
-      "residual_layernorm_forward", Range(0, N), KOKKOS_LAMBDA(const int64_t n) {
-        T* rr = res.data() + n * C;
-        for (int c = 0; c < C; ++c) rr[c] = a(n * C + c) + b(n * C + c);
-        // The row is still in cache for the statistics and the normalisation.
-        const auto [m, s] = layernorm_row<T>(rr, out.data() + n * C, weight.data(), bias.data(), C);
-        mean(n) = m;
-        rstd(n) = s;
-      });
+  simd_dispatch<ResidualLayerNormForward<T>>(res.data(), out.data(), mean.data(), rstd.data(), a.data(),
+                                             b.data(), weight.data(), bias.data(), N, C);
 }
 
 template <class T>

@@ -1,15 +1,24 @@
 #include "kernels/sum_squares.hpp"
 
+#include "kernels/lane_sum.hpp"
+
 namespace zeropp {
+
+namespace {
+
+template <class T>
+struct SumSquares {
+  static ZEROPP_SIMD_INLINE double run(const T* x, int64_t n) {
+    return lane_sum<double>(n,
+                            [x](int64_t i) ZEROPP_SIMD_INLINE_LAMBDA { return double(x[i]) * double(x[i]); });
+  }
+};
+
+}  // namespace
 
 template <class T>
 double sum_squares(CVec<T> x, int64_t n) {
-  const T* px = x.data();
-  double total = 0;
-  Kokkos::parallel_reduce(
-      "sum_squares", Range(0, n),
-      KOKKOS_LAMBDA(const int64_t i, double& acc) { acc += double(px[i]) * double(px[i]); }, total);
-  return total;
+  return simd_dispatch<SumSquares<T>>(x.data(), n);
 }
 
 template <class T>

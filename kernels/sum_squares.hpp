@@ -1,7 +1,8 @@
 // Sum of squares of n values, sum_i x[i]^2, for global gradient-norm clipping
 // (the caller sums the partial results over ranks and takes the square root).
-// A parallel reduction with a double accumulator, so float gradients of
-// hundreds of millions of entries do not lose precision.
+// Double accumulators, so float gradients of hundreds of millions of entries
+// do not lose precision; 16 of them (kernels/lane_sum.hpp), so that the loop
+// vectorises in the widest instructions the CPU has (kernels/simd_dispatch.hpp).
 #pragma once
 
 #include "kernels/common.hpp"

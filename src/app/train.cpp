@@ -12,6 +12,7 @@
 #include "io/metrics.hpp"
 #include "io/run_dir.hpp"
 #include "kernels/blas_core.hpp"
+#include "kernels/cpu_features.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/gemm_bf16.hpp"
 #include "src/app/build_info.hpp"
@@ -68,6 +69,7 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   rows.emplace_back("memory per rank", memory_summary(memory));
   rows.emplace_back("BLAS", gemm_backend_name());
   rows.emplace_back("BLAS kernels", blas_core_name());
+  rows.emplace_back("elementwise kernels", simd_isa_name(simd_isa()));
   rows.emplace_back("precision",
                     t.precision == "bf16" ? "bf16 GEMMs on " + gemm_bf16_backend_name() : "fp32");
   rows.emplace_back("Kokkos", ExecSpace::name());

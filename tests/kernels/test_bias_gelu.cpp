@@ -6,7 +6,7 @@
 using namespace zeropp;
 using namespace zeropp::test;
 
-TEMPLATE_TEST_CASE("bias + GELU (fused) matches the unfused composition", "[kernels]", float, double) {
+TEMPLATE_TEST_CASE("bias + GELU (fused) matches the unfused composition", "[kernels][simd]", float, double) {
   using T = TestType;
   // OC = 130 spans three column chunks, the last one partial.
   const std::array<std::array<int, 2>, 3> shapes{{{7, 13}, {1, 1}, {5, 130}}};

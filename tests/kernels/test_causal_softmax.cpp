@@ -7,7 +7,7 @@
 using namespace zeropp;
 using namespace zeropp::test;
 
-TEMPLATE_TEST_CASE("causal softmax (fused mask + softmax) matches the unfused composition", "[kernels]",
+TEMPLATE_TEST_CASE("causal softmax (fused mask + softmax) matches the unfused composition", "[kernels][simd]",
                    float, double) {
   using T = TestType;
   std::mt19937 rng(40);

@@ -6,7 +6,7 @@
 using namespace zeropp;
 using namespace zeropp::test;
 
-TEMPLATE_TEST_CASE("encoder matches the reference", "[kernels]", float, double) {
+TEMPLATE_TEST_CASE("encoder matches the reference", "[kernels][simd]", float, double) {
   using T = TestType;
   std::mt19937 rng(1);
   // {B, Tn, C, V}; C = 70 spans two backward channel chunks.

@@ -6,7 +6,7 @@
 using namespace zeropp;
 using namespace zeropp::test;
 
-TEMPLATE_TEST_CASE("gelu matches the reference", "[kernels]", float, double) {
+TEMPLATE_TEST_CASE("gelu matches the reference", "[kernels][simd]", float, double) {
   using T = TestType;
   std::mt19937 rng(10);
   for (int64_t n : {1, 13, 1000}) {
@@ -50,7 +50,7 @@ TEST_CASE("gelu backward matches finite differences", "[kernels]") {
   check_accumulates({dinp}, [&] { gelu_backward<double>(dinp, inp, R, n); });
 }
 
-TEST_CASE("gelu saturates without NaN for large |x|", "[kernels]") {
+TEST_CASE("gelu saturates without NaN for large |x|", "[kernels][simd]") {
   // exp(2u) overflows to inf for large positive x and underflows to 0 for large negative x.
   Buf<float> inp("inp", 2), out("out", 2), dinp("dinp", 2), dout("dout", 2);
   inp(0) = 60;

@@ -7,7 +7,7 @@
 using namespace zeropp;
 using namespace zeropp::test;
 
-TEMPLATE_TEST_CASE("layernorm matches the reference", "[kernels]", float, double) {
+TEMPLATE_TEST_CASE("layernorm matches the reference", "[kernels][simd]", float, double) {
   using T = TestType;
   std::mt19937 rng(3);
   // C = 130 spans three backward channel chunks.

@@ -6,7 +6,7 @@
 using namespace zeropp;
 using namespace zeropp::test;
 
-TEMPLATE_TEST_CASE("residual matches the reference", "[kernels]", float, double) {
+TEMPLATE_TEST_CASE("residual matches the reference", "[kernels][simd]", float, double) {
   using T = TestType;
   std::mt19937 rng(12);
   for (int64_t n : {1, 13, 1000}) {

@@ -6,7 +6,7 @@
 using namespace zeropp;
 using namespace zeropp::test;
 
-TEMPLATE_TEST_CASE("residual + layernorm (fused) matches the unfused composition", "[kernels]", float,
+TEMPLATE_TEST_CASE("residual + layernorm (fused) matches the unfused composition", "[kernels][simd]", float,
                    double) {
   using T = TestType;
   std::mt19937 rng(42);

@@ -6,7 +6,7 @@
 using namespace zeropp;
 using namespace zeropp::test;
 
-TEMPLATE_TEST_CASE("sum_squares matches the reference and a hand value", "[kernels]", float, double) {
+TEMPLATE_TEST_CASE("sum_squares matches the reference and a hand value", "[kernels][simd]", float, double) {
   using T = TestType;
   Buf<T> x("x", 4);
   x(0) = 1;

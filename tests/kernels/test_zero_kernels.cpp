@@ -26,7 +26,7 @@ std::vector<float> values(int64_t n) {
 bool same_bits(const float* a, const float* b, int64_t n) { return std::memcmp(a, b, size_t(n) * 4) == 0; }
 }  // namespace
 
-TEST_CASE("bf16 conversion kernels equal the scalar conversions", "[kernels]") {
+TEST_CASE("bf16 conversion kernels equal the scalar conversions", "[kernels][simd]") {
   std::vector<float> x = values(1001);
   x[3] = std::numeric_limits<float>::quiet_NaN();
   x[4] = std::numeric_limits<float>::infinity();
@@ -48,7 +48,7 @@ TEST_CASE("bf16 conversion kernels equal the scalar conversions", "[kernels]") {
   CHECK(std::isnan(back[3]));
 }
 
-TEST_CASE("accumulate_scaled adds a·x into y", "[kernels]") {
+TEST_CASE("accumulate_scaled adds a·x into y", "[kernels][simd]") {
   const int64_t n = 777;
   const std::vector<float> x = values(n);
   std::vector<float> y = values(n + 5), want = y;

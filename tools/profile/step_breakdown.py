@@ -8,9 +8,11 @@ Usage:
 
 Takes the samples whose call stack passes through zeropp::train_step during
 the fp32 steps (bench step times fp32 first; they end where the first
-gemm_gflops sample, the fp32 GEMM measurement, begins) and charges each to the
+gemm_gflops sample, the fp32 GEMM measurement, or the first gemm_bf16 sample,
+a bf16 step, begins) and charges each to the
 innermost zeropp function on its stack (a Kokkos kernel's lambda counts as the
-kernel that launched it; gemm wrappers count as their caller), split into the
+kernel that launched it; a kernel body run through kernels/simd_dispatch.hpp
+counts under its own name, e.g. BiasGeluForward; gemm wrappers count as their caller), split into the
 BLAS library's time ("BLAS": the leaf is in OpenBLAS, oneDNN or JIT code) and
 the function's own. Prints a markdown table, largest first, in percent of the
 fp32 steps' samples.
@@ -20,7 +22,11 @@ import re
 import sys
 
 HELPERS = {"gemm", "gemm_strided_batched", "gemm_as", "for_column_chunks", "for_element_chunks", "softmax_row",
-           "layernorm_row", "exp_nonpositive", "tanh_vectorisable"}
+           "layernorm_row", "exp_nonpositive", "tanh_vectorisable", "lane_sum", "simd_dispatch"}
+# simd_avx512<K, ...> (and avx2, baseline): a kernel body K run through
+# kernels/simd_dispatch.hpp, often reached by a tail call (no frame of the
+# kernel function above it): charged to K.
+DISPATCHED = re.compile(r"zeropp::simd_(?:avx512|avx2|baseline)<zeropp::(?:\(anonymous namespace\)::)?(\w+)")
 NAME = re.compile(r"zeropp::((?:\(anonymous namespace\)::)?(?:[A-Za-z_]\w*(?:<[^<>]*>)?::)*[A-Za-z_]\w*)")
 
 
@@ -41,6 +47,9 @@ def charge(stack):
     blas = any(s in stack[0] for s in ("libopenblas", "libdnnl", "[unknown]")) or "[JIT]" in stack[0]
     for frame in stack:
         sym = frame.split(" ", 1)[1] if " " in frame else frame
+        d = DISPATCHED.search(sym)
+        if d:
+            return d.group(1) + (" [BLAS]" if blas else "")
         m = NAME.search(sym)
         if not m:
             continue
@@ -56,8 +65,8 @@ def main():
     total = 0
     for stack in samples(sys.stdin):
         text = "\n".join(stack)
-        if "gemm_gflops" in text:
-            break  # the fp32 steps are over
+        if "gemm_gflops" in text or "zeropp::gemm_bf16" in text:
+            break  # the fp32 steps are over (the GEMM measurement or the bf16 steps begin)
         if "zeropp::train_step" not in text:
             continue
         counts[charge(stack)] += 1
