@@ -1,6 +1,7 @@
 // The linear layer on the GPU (kernels/matmul.hpp is the contract: shapes,
 // weight layouts, forward overwriting out, backward accumulating into dinp,
-// dweight and dbias).
+// dweight and dbias; should the host gain an overwrite mode for gradients,
+// this twin needs the same flag: beta 0, column sums from 0).
 //
 // Forward: one thread per element broadcasts the bias into out, then one
 // cuBLAS GEMM adds inp · op(W) onto it (beta = 1), as the host does.
@@ -8,8 +9,10 @@
 // gradient by one thread per column walking the N rows in the host's order
 // onto dbias[j]: bit for bit the host's column sums, deterministic, no atomics.
 // The GEMMs agree with the host's within cuBLAS's and OpenBLAS's summation
-// orders: relative 1e-4 plus absolute 1e-6 per summed term
-// (tests/cuda/test_cuda_kernels.cpp).
+// orders: relative 1e-4 plus absolute 1e-6 per summed term in fp32, 4e-6 in
+// bf16 (tensor cores align and add the products with truncation, a bias that
+// grows with the terms; tests/cuda/test_cuda_kernels.cpp). Forgetting the bf16
+// rounding of the operands would miss this by ten times or more.
 //
 // Precision::BF16: the operands are rounded to bf16 (the collectives' to_bf16,
 // round to nearest even as on the host) into stream-ordered scratch
