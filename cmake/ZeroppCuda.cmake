@@ -31,8 +31,8 @@ message(STATUS "CUDA ${CUDAToolkit_VERSION} (${CMAKE_CUDA_COMPILER}), architectu
                "NCCL ${ZEROPP_NCCL_LIBRARY}")
 
 # The model's operations (kernels/cuda/ops.hpp), one per file beside its host twin.
-set(zeropp_cuda_ops encoder layernorm residual_layernorm attention causal_softmax attention_decode gelu bias_gelu
-    residual crossentropy adamw sum_squares rmsnorm rope swiglu)
+set(zeropp_cuda_ops matmul encoder layernorm residual_layernorm attention causal_softmax attention_decode gelu
+    bias_gelu residual crossentropy adamw sum_squares rmsnorm rope swiglu accumulate convert error_feedback)
 list(TRANSFORM zeropp_cuda_ops PREPEND kernels/cuda/)
 list(TRANSFORM zeropp_cuda_ops APPEND .cu)
 # No FMA contraction, as the host compiler (-std=c++17, no -march): the

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cuda/bf16.cuh"
 #include "kernels/cuda/comm_kernels.cuh"
 
 namespace zeropp::cuda {
@@ -13,12 +14,10 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ float bf16_bits_to_float(uint16_t h) { return __uint_as_float(uint32_t(h) << 16); }
-
 __global__ void ring_accumulate_kernel(const void* __restrict__ wire_in, bool wire_bf16,
                                        const float* __restrict__ own, float* __restrict__ acc, int64_t n) {
   for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < n; i += int64_t(gridDim.x) * kThreads) {
-    const float w = wire_bf16 ? bf16_bits_to_float(static_cast<const uint16_t*>(wire_in)[i])
+    const float w = wire_bf16 ? detail::bf16_bits_to_fp32(static_cast<const uint16_t*>(wire_in)[i])
                               : static_cast<const float*>(wire_in)[i];
     acc[i] = __fadd_rn(w, own[i]);
   }
@@ -26,13 +25,7 @@ __global__ void ring_accumulate_kernel(const void* __restrict__ wire_in, bool wi
 
 __global__ void to_bf16_kernel(const float* __restrict__ in, uint16_t* __restrict__ out, int64_t n) {
   for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < n; i += int64_t(gridDim.x) * kThreads) {
-    uint32_t u = __float_as_uint(in[i]);
-    if ((u & 0x7fffffffu) > 0x7f800000u) {
-      out[i] = uint16_t((u >> 16) | 0x0040u);
-    } else {
-      u += 0x7fffu + ((u >> 16) & 1u);
-      out[i] = uint16_t(u >> 16);
-    }
+    out[i] = detail::fp32_to_bf16_bits(in[i]);
   }
 }
 

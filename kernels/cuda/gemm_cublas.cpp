@@ -63,6 +63,14 @@ void gemm(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, cons
       "cublasGemmEx");
 }
 
+void gemm_bf16_fp32(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, const __nv_bfloat16* A,
+                    int lda, const __nv_bfloat16* B, int ldb, float beta, float* C, int ldc) {
+  if (M == 0 || N == 0) return;
+  check(cublasGemmEx(blas.handle(), op(tb), op(ta), N, M, K, &alpha, B, CUDA_R_16BF, ldb, A, CUDA_R_16BF, lda,
+                     &beta, C, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmEx (bf16 x bf16 -> fp32)");
+}
+
 template <class T>
 void gemm_strided_batched(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, const T* A,
                           int lda, int64_t strideA, const T* B, int ldb, int64_t strideB, float beta, T* C,

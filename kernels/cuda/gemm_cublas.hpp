@@ -8,6 +8,9 @@
 //                  tensor cores, 10-bit mantissa inputs).
 //   __nv_bfloat16: bf16 A, B and C, fp32 accumulation (CUBLAS_COMPUTE_32F) on
 //                  tensor cores; alpha and beta are fp32.
+//   gemm_bf16_fp32: bf16 A and B, fp32 C, fp32 accumulation on tensor cores:
+//                  kernels/gemm_bf16.hpp's mixed precision once A and B are
+//                  rounded to bf16 (a product of two bf16 is exact in fp32).
 // Calls are asynchronous on the handle's stream; a cuBLAS error throws
 // std::runtime_error naming the call and the status.
 #pragma once
@@ -45,6 +48,9 @@ class Blas {
 template <class T>
 void gemm(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, const T* A, int lda, const T* B,
           int ldb, float beta, T* C, int ldc);
+
+void gemm_bf16_fp32(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, const __nv_bfloat16* A,
+                    int lda, const __nv_bfloat16* B, int ldb, float beta, float* C, int ldc);
 
 template <class T>
 void gemm_strided_batched(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, const T* A,

@@ -14,7 +14,9 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/comm_kernels.cuh"  // to_bf16 (kernels/convert.hpp) is the collectives'
 #include "kernels/cuda/gemm_cublas.hpp"
+#include "kernels/precision.hpp"
 
 namespace zeropp::cuda {
 
@@ -23,6 +25,14 @@ void encoder_forward(float* out, const int32_t* tokens, const float* wte, const 
                      int C, cudaStream_t stream = nullptr);
 void encoder_backward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B, int Tn,
                       int C, cudaStream_t stream = nullptr);
+
+// kernels/matmul.hpp: the GEMMs through cuBLAS on blas's stream (bf16 ones at
+// Precision::BF16); bias nullptr: no bias, dbias nullptr: no bias gradient.
+void matmul_forward(Blas& blas, float* out, const float* inp, const float* weight, const float* bias, int N,
+                    int C, int OC, Trans wlayout = Trans::N, Precision prec = Precision::FP32);
+void matmul_backward(Blas& blas, float* dinp, float* dweight, float* dbias, const float* dout,
+                     const float* inp, const float* weight, int N, int C, int OC, Trans wlayout = Trans::N,
+                     Precision prec = Precision::FP32);
 
 // kernels/layernorm.hpp
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
@@ -95,5 +105,14 @@ void rope_backward(float* dinp, const float* dout, int B, int Tn, int C, int NH,
 void swiglu_forward(float* out, const float* inp, int64_t N, int F, cudaStream_t stream = nullptr);
 void swiglu_backward(float* dinp, const float* inp, const float* dout, int64_t N, int F,
                      cudaStream_t stream = nullptr);
+
+// The engine's elementwise kernels: kernels/accumulate.hpp, kernels/convert.hpp
+// (to_bf16 in comm_kernels.cuh), kernels/error_feedback.hpp.
+void accumulate_scaled(float* y, const float* x, float a, int64_t n, cudaStream_t stream = nullptr);
+void from_bf16(const uint16_t* in, float* out, int64_t n, cudaStream_t stream = nullptr);
+void round_to_bf16(float* x, int64_t n, cudaStream_t stream = nullptr);
+void add_error(float* x, const float* e, int64_t n, cudaStream_t stream = nullptr);
+void update_error(float* e, const float* x, const float* deq, float beta, int64_t n,
+                  cudaStream_t stream = nullptr);
 
 }  // namespace zeropp::cuda

@@ -9,22 +9,27 @@
 #include <random>
 #include <vector>
 
+#include "kernels/accumulate.hpp"
 #include "kernels/adamw.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/attention_decode.hpp"
 #include "kernels/bias_gelu.hpp"
 #include "kernels/causal_softmax.hpp"
+#include "kernels/convert.hpp"
 #include "kernels/crossentropy.hpp"
 #include "kernels/cuda/ops.hpp"
 #include "kernels/encoder.hpp"
+#include "kernels/error_feedback.hpp"
 #include "kernels/gelu.hpp"
 #include "kernels/layernorm.hpp"
+#include "kernels/matmul.hpp"
 #include "kernels/residual.hpp"
 #include "kernels/residual_layernorm.hpp"
 #include "kernels/rmsnorm.hpp"
 #include "kernels/rope.hpp"
 #include "kernels/sum_squares.hpp"
 #include "kernels/swiglu.hpp"
+#include "src/base/bf16.hpp"
 #include "tests/cuda/device_compare.hpp"
 
 namespace zc = zeropp::cuda;
@@ -377,6 +382,126 @@ TEST_CASE("CUDA KV-cache decode attention and RoPE at an offset against the host
       REQUIRE_AGREES("rope at pos", d_rot.host(), rot, (Tolerance{1e-5, 1e-6 * Tk + 1e-6}));
     }
   });
+}
+
+TEST_CASE("CUDA matmul forward and backward against the host's", "[cuda-kernels]") {
+  using zeropp::Precision;
+  using zeropp::Trans;
+  for_each_shape(12, [](const Shape& s, std::mt19937& rng) {
+    const int N = s.B * s.Tn, C = s.C, OC = 3 * s.C;  // the attention's qkv projection
+    const auto inp = random_floats(size_t(N) * C, rng), w = random_floats(size_t(C) * OC, rng),
+               bias = random_floats(OC, rng), dout = random_floats(size_t(N) * OC, rng);
+    const auto dinp0 = random_floats(inp.size(), rng), dw0 = random_floats(w.size(), rng),
+               db0 = random_floats(OC, rng);
+    zc::Blas blas;
+    DeviceCopy<float> d_inp(inp), d_w(w), d_bias(bias), d_dout(dout);
+    for (const Precision prec : {Precision::FP32, Precision::BF16})
+      for (const Trans layout : {Trans::N, Trans::T})
+        for (const bool with_bias : {true, false}) {
+          INFO(zeropp::precision_name(prec) << ", weight layout " << (layout == Trans::N ? "N" : "T")
+                                            << (with_bias ? ", bias" : ", no bias"));
+          // cuBLAS and OpenBLAS sum in different orders; bf16 tensor cores truncate (matmul.cu).
+          const double per_term = prec == Precision::FP32 ? 1e-6 : 4e-6;
+          const auto gemm_tol = [&](int terms) { return Tolerance{1e-4, per_term * terms}; };
+          const std::vector<float> none;
+          std::vector<float> out(size_t(N) * OC), dinp = dinp0, dw = dw0, db = with_bias ? db0 : none;
+          zeropp::matmul_forward<float>(view(out), cview(inp), cview(w), cview(with_bias ? bias : none), N, C,
+                                        OC, layout, prec);
+          zeropp::matmul_backward<float>(view(dinp), view(dw), view(db), cview(dout), cview(inp), cview(w), N,
+                                         C, OC, layout, prec);
+          DeviceCopy<float> d_out(nan_filled(out.size())), d_dinp(dinp0), d_dw(dw0), d_db(db0);
+          zc::matmul_forward(blas, d_out.get(), d_inp.get(), d_w.get(), with_bias ? d_bias.get() : nullptr, N,
+                             C, OC, layout, prec);
+          zc::matmul_backward(blas, d_dinp.get(), d_dw.get(), with_bias ? d_db.get() : nullptr, d_dout.get(),
+                              d_inp.get(), d_w.get(), N, C, OC, layout, prec);
+          REQUIRE_AGREES("out", d_out.host(), out, gemm_tol(C));
+          REQUIRE_AGREES("dinp", d_dinp.host(), dinp, gemm_tol(OC));
+          REQUIRE_AGREES("dweight", d_dw.host(), dw, gemm_tol(N));
+          if (with_bias) REQUIRE_AGREES("dbias", d_db.host(), db, kBitExact);
+        }
+  });
+}
+
+namespace {
+float from_bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// fp32 bit patterns where bf16 rounding has edge cases, then random patterns.
+std::vector<float> bf16_edge_values(std::mt19937& rng) {
+  const uint32_t edges[] = {
+      0x00000000, 0x80000000,                          // +-0
+      0x7f800000, 0xff800000,                          // +-inf
+      0x7fc00000, 0xffc00000, 0x7f800001, 0xff80ffff,  // quiet and signalling NaNs, both signs
+      0x7fffffff, 0x7f808000,                          // NaNs that adding the rounding bias would carry
+      0x00000001, 0x80000001, 0x00008000, 0x00018000,  // denormals: smallest, ties to even (down, up)
+      0x007fffff, 0x807f8000, 0x007f7fff,              // largest denormal, rounding up into a normal
+      0x3f808000, 0x3f818000, 0x3f808001, 0x3f807fff,  // ties to even down and up, just above and below
+      0x7f7fffff, 0xff7f8000, 0x7f7f7fff,              // past the largest bf16: inf; largest bf16 kept
+  };
+  std::vector<float> v;
+  for (const uint32_t u : edges) v.push_back(from_bits(u));
+  std::uniform_int_distribution<uint32_t> bits;
+  for (int i = 0; i < 100000; ++i) v.push_back(from_bits(bits(rng)));
+  return v;
+}
+
+// bf16 bits as the floats they widen to: equal bits, equal floats, so first_mismatch compares them.
+std::vector<float> widened(const std::vector<uint16_t>& h) {
+  std::vector<float> f(h.size());
+  zeropp::bf16_to_fp32(h.data(), f.data(), int64_t(h.size()));
+  return f;
+}
+}  // namespace
+
+TEST_CASE("CUDA fp32 <-> bf16 conversions bit for bit against the host's", "[cuda-kernels]") {
+  if (!device_or_skip()) return;
+  std::mt19937 rng(13);
+  const auto x = bf16_edge_values(rng);
+  const int64_t n = int64_t(x.size());
+  std::vector<uint16_t> bits(n);
+  zeropp::to_bf16(cview(x), view(bits), n);
+  DeviceCopy<float> d_x(x);
+  DeviceCopy<uint16_t> d_bits(std::vector<uint16_t>(n, 0xffff));
+  zc::to_bf16(d_x.get(), d_bits.get(), n);
+  REQUIRE_AGREES("to_bf16", widened(d_bits.host()), widened(bits), kBitExact);
+
+  std::vector<float> rounded = x;
+  zeropp::round_to_bf16(view(rounded), n);
+  zc::round_to_bf16(d_x.get(), n);
+  REQUIRE_AGREES("round_to_bf16", d_x.host(), rounded, kBitExact);
+
+  std::vector<uint16_t> every(1 << 16);  // every bf16 pattern
+  for (size_t i = 0; i < every.size(); ++i) every[i] = uint16_t(i);
+  std::vector<float> wide(every.size());
+  zeropp::from_bf16(cview(every), view(wide), int64_t(every.size()));
+  DeviceCopy<uint16_t> d_every(every);
+  DeviceCopy<float> d_wide(nan_filled(wide.size()));
+  zc::from_bf16(d_every.get(), d_wide.get(), int64_t(every.size()));
+  REQUIRE_AGREES("from_bf16", d_wide.host(), wide, kBitExact);
+}
+
+TEST_CASE("CUDA accumulate_scaled and error feedback bit for bit against the host's", "[cuda-kernels]") {
+  if (!device_or_skip()) return;
+  std::mt19937 rng(14);
+  const int64_t n = 3 * 384 * 384 + 17;
+  auto y = random_floats(n, rng, -10, 10), e = random_floats(n, rng, -0.1f, 0.1f);
+  const auto x = random_floats(n, rng, -10, 10), deq = random_floats(n, rng, -10, 10);
+  DeviceCopy<float> d_y(y), d_e(e), d_x(x), d_deq(deq);
+  const float a = 1.0f / 3, beta = 0.9f;  // not powers of two: a fused multiply-add would round differently
+  zeropp::accumulate_scaled(view(y), cview(x), a, n);
+  zc::accumulate_scaled(d_y.get(), d_x.get(), a, n);
+  REQUIRE_AGREES("accumulate_scaled", d_y.host(), y, kBitExact);
+
+  // One hop: x = g + e, then e from x and its dequantized value.
+  zeropp::add_error(view(y), cview(e), n);
+  zeropp::update_error(view(e), cview(y), cview(deq), beta, n);
+  zc::add_error(d_y.get(), d_e.get(), n);
+  zc::update_error(d_e.get(), d_y.get(), d_deq.get(), beta, n);
+  REQUIRE_AGREES("add_error", d_y.host(), y, kBitExact);
+  REQUIRE_AGREES("update_error", d_e.host(), e, kBitExact);
 }
 
 // The comparison the cases above rely on, on the host (ctest entry cuda_compare,

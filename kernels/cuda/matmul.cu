@@ -1,0 +1,113 @@
+// The linear layer on the GPU (kernels/matmul.hpp is the contract: shapes,
+// weight layouts, forward overwriting out, backward accumulating into dinp,
+// dweight and dbias; should the host gain an overwrite mode for gradients,
+// this twin needs the same flag: beta 0, column sums from 0).
+//
+// Forward: one thread per element broadcasts the bias into out, then one
+// cuBLAS GEMM adds inp · op(W) onto it (beta = 1), as the host does.
+// Backward: two cuBLAS GEMMs with beta = 1 (dinp, dweight), and the bias
+// gradient by one thread per column walking the N rows in the host's order
+// onto dbias[j]: bit for bit the host's column sums, deterministic, no atomics.
+// The GEMMs agree with the host's within cuBLAS's and OpenBLAS's summation
+// orders: relative 1e-4 plus absolute 1e-6 per summed term in fp32, 4e-6 in
+// bf16 (tensor cores align and add the products with truncation, a bias that
+// grows with the terms; tests/cuda/test_cuda_kernels.cpp). Forgetting the bf16
+// rounding of the operands would miss this by ten times or more.
+//
+// Precision::BF16: the operands are rounded to bf16 (the collectives' to_bf16,
+// round to nearest even as on the host) into stream-ordered scratch
+// (cudaMallocAsync, freed on the stream), then multiplied on tensor cores with
+// fp32 accumulation into the fp32 outputs (gemm_bf16_fp32): the host's
+// gemm_bf16 up to the summation order. The backward rounds dout once for both
+// of its GEMMs (rounding is deterministic, so this is what the host computes).
+#include <cuda_bf16.h>
+
+#include "kernels/cuda/comm_kernels.cuh"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/ops.hpp"
+
+namespace zeropp::cuda {
+
+namespace {
+
+// A bf16 copy of n floats on `stream`, freed on the stream at scope exit.
+class Bf16Copy {
+ public:
+  Bf16Copy(const float* src, int64_t n, cudaStream_t stream) : stream_(stream) {
+    ZCHECK_CUDA(
+        cudaMallocAsync(reinterpret_cast<void**>(&bits_), size_t(std::max<int64_t>(n, 1)) * 2, stream));
+    to_bf16(src, bits_, n, stream);
+  }
+  ~Bf16Copy() { ZCHECK_CUDA(cudaFreeAsync(bits_, stream_)); }
+  Bf16Copy(const Bf16Copy&) = delete;
+  Bf16Copy& operator=(const Bf16Copy&) = delete;
+  // The same bits as __nv_bfloat16, cuBLAS's bf16 type.
+  const __nv_bfloat16* get() const { return reinterpret_cast<const __nv_bfloat16*>(bits_); }
+
+ private:
+  uint16_t* bits_ = nullptr;
+  cudaStream_t stream_;
+};
+
+// C[M,N] = op(A) op(B) + beta C with fp32 C: fp32 operands, or bf16 ones with fp32 accumulation.
+void mm(Blas& blas, Trans ta, Trans tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+        float beta, float* C, int ldc) {
+  gemm<float>(blas, ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
+}
+void mm(Blas& blas, Trans ta, Trans tb, int M, int N, int K, const __nv_bfloat16* A, int lda,
+        const __nv_bfloat16* B, int ldb, float beta, float* C, int ldc) {
+  gemm_bf16_fp32(blas, ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
+}
+
+// matmul.hpp's GEMMs on operands of type T (float or bf16), written once for both precisions.
+template <class T>
+void forward_gemm(Blas& blas, float* out, const T* inp, const T* weight, bool has_bias, int N, int C, int OC,
+                  Trans wlayout) {
+  const int ldw = wlayout == Trans::N ? OC : C;
+  mm(blas, Trans::N, wlayout, N, OC, C, inp, C, weight, ldw, has_bias ? 1.0f : 0.0f, out, OC);
+}
+
+template <class T>
+void backward_gemms(Blas& blas, float* dinp, float* dweight, const T* dout, const T* inp, const T* weight,
+                    int N, int C, int OC, Trans wlayout) {
+  if (wlayout == Trans::N) {  // W [C,OC]: dinp += dout · W^T, dW += inp^T · dout
+    mm(blas, Trans::N, Trans::T, N, C, OC, dout, OC, weight, OC, 1.0f, dinp, C);
+    mm(blas, Trans::T, Trans::N, C, OC, N, inp, C, dout, OC, 1.0f, dweight, OC);
+  } else {  // W [OC,C]: dinp += dout · W, dW += dout^T · inp
+    mm(blas, Trans::N, Trans::N, N, C, OC, dout, OC, weight, C, 1.0f, dinp, C);
+    mm(blas, Trans::T, Trans::N, OC, C, N, dout, OC, inp, C, 1.0f, dweight, C);
+  }
+}
+
+}  // namespace
+
+void matmul_forward(Blas& blas, float* out, const float* inp, const float* weight, const float* bias, int N,
+                    int C, int OC, Trans wlayout, Precision prec) {
+  const bool has_bias = bias != nullptr;
+  if (has_bias)
+    detail::for_each_index(int64_t(N) * OC, blas.stream(),
+                           [=] __device__(int64_t i) { out[i] = bias[i % OC]; });
+  if (prec == Precision::FP32) return forward_gemm(blas, out, inp, weight, has_bias, N, C, OC, wlayout);
+  const Bf16Copy inp16(inp, int64_t(N) * C, blas.stream()), w16(weight, int64_t(C) * OC, blas.stream());
+  forward_gemm(blas, out, inp16.get(), w16.get(), has_bias, N, C, OC, wlayout);
+}
+
+void matmul_backward(Blas& blas, float* dinp, float* dweight, float* dbias, const float* dout,
+                     const float* inp, const float* weight, int N, int C, int OC, Trans wlayout,
+                     Precision prec) {
+  if (prec == Precision::FP32) {
+    backward_gemms(blas, dinp, dweight, dout, inp, weight, N, C, OC, wlayout);
+  } else {
+    const Bf16Copy dout16(dout, int64_t(N) * OC, blas.stream()), inp16(inp, int64_t(N) * C, blas.stream()),
+        w16(weight, int64_t(C) * OC, blas.stream());
+    backward_gemms(blas, dinp, dweight, dout16.get(), inp16.get(), w16.get(), N, C, OC, wlayout);
+  }
+  if (dbias == nullptr) return;
+  detail::for_each_index(OC, blas.stream(), [=] __device__(int64_t j) {
+    float acc = dbias[j];
+    for (int64_t n = 0; n < N; ++n) acc += dout[n * OC + j];
+    dbias[j] = acc;
+  });
+}
+
+}  // namespace zeropp::cuda
