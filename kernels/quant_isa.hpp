@@ -1,0 +1,50 @@
+// The quantization kernels' per-block loops, compiled once per instruction
+// set and chosen once, at load time, from the CPU's features.
+//
+// kernels/quant_blocks.hpp holds the loops (the arithmetic of
+// kernels/quantize.hpp, bit for bit); kernels/quant_isa_{sse4,avx2,avx512}.cpp
+// compile them with -march=x86-64-v2, -v3 and -v4 (and -ffp-contract=off: an
+// FMA would change the sums' rounding). kernels/quantize.cpp,
+// quant_reduce.cpp and qgz_reorder.cpp call them through quant_kernels().
+//
+// The environment variable ZEROPP_QUANT_ISA caps the choice (avx512, avx2 or
+// sse4, like oneDNN's DNNL_MAX_CPU_ISA): the tests run every path this way.
+// An unknown value is an error (std::invalid_argument naming it).
+#pragma once
+
+#include <cstdint>
+
+namespace zeropp {
+
+// Function pointers over raw pointers; one block of len elements each
+// (len a multiple of 2 for 4 bits). Dequantize modes: 0 x = q*s, 1 x += q*s,
+// 2 x = bf16-rounded q*s (src/base/bf16.hpp's rounding).
+struct QuantIsaKernels {
+  const char* name;  // "avx512", "avx2" or "sse4"
+  // Block's absmax -> scale (stored in *scale) and q.
+  void (*quantize8)(const float* x, int8_t* q, float* scale, int64_t len);
+  void (*quantize4)(const float* x, uint8_t* q, float* scale, int64_t len);
+  void (*dequantize8[3])(const int8_t* q, float scale, float* x, int64_t len);
+  void (*dequantize4[3])(const uint8_t* q, float scale, float* x, int64_t len);
+  // s = deq_0 + ... + deq_{k-1} over one block, left to right in fp32; chunk
+  // j's block at q + j*chunk_bytes, its scale at scales[j*scale_stride].
+  void (*sum8)(const int8_t* q, int64_t chunk_bytes, const float* scales, int64_t scale_stride, int k,
+               float* s, int64_t len);
+  void (*sum4)(const uint8_t* q, int64_t chunk_bytes, const float* scales, int64_t scale_stride, int k,
+               float* s, int64_t len);
+};
+
+enum class DequantMode { Set = 0, Add = 1, RoundBF16 = 2 };
+
+// The best table this CPU runs, capped by ZEROPP_QUANT_ISA; chosen on first use.
+const QuantIsaKernels& quant_kernels();
+// The same choice for an explicit cap (nullptr or "": none); throws
+// std::invalid_argument for an unknown cap.
+const QuantIsaKernels& quant_kernels_for(const char* cap);
+
+// One table per instruction set (kernels/quant_isa_*.cpp); call only where the CPU has it.
+const QuantIsaKernels& quant_kernels_sse4();
+const QuantIsaKernels& quant_kernels_avx2();
+const QuantIsaKernels& quant_kernels_avx512();
+
+}  // namespace zeropp
