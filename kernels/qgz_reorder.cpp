@@ -28,16 +28,16 @@ void reorder_quantize(const char* who, CVec<float> grad, Vec<typename QuantForma
   auto* pq = q.data();
   float* ps = scales.data();
   const QuantIsaKernels& isa = quant_kernels();
+  // Piece j = x·Y + y of the chunk order is slice y·X + x of grad: one call per slice.
   Kokkos::parallel_for(
-      who, Range(0, n / block), KOKKOS_LAMBDA(const int64_t b) {
-        // Output block b lies in piece j = x·Y + y of the chunk order: slice y·X + x of grad.
-        const int64_t o = b * block, j = o / s, x = j / Y, y = j % Y;
-        const float* src = g + (y * X + x) * s + (o - j * s);
-        auto* qb = pq + QuantFormat<Bits>::bytes(o);
+      who, Range(0, int64_t(X) * Y), KOKKOS_LAMBDA(const int64_t j) {
+        const int64_t x = j / Y, y = j % Y;
+        const float* src = g + (y * X + x) * s;
+        auto* qj = pq + QuantFormat<Bits>::bytes(j * s);
         if constexpr (Bits == 8)
-          isa.quantize8(src, qb, ps + b, block);
+          isa.quantize8(src, qj, ps + j * s / block, s / block, block);
         else
-          isa.quantize4(src, qb, ps + b, block);
+          isa.quantize4(src, qj, ps + j * s / block, s / block, block);
       });
 }
 

@@ -1,8 +1,9 @@
 // The per-block loops of the quantization kernels, for kernels/quant_isa_*.cpp.
 //
-// Each including file defines ZEROPP_QUANT_ISA_NS (sse4, avx2, avx512) and is
-// compiled for that instruction set: every function here lives in that
-// namespace, so the copies of different ISAs never merge at link time (an
+// Each including file defines ZEROPP_QUANT_ISA (sse4, avx2, avx512) and is
+// compiled for that instruction set; it gets quant_kernels_<ISA>() (declared
+// in kernels/quant_isa.hpp). Every function here lives in namespace
+// quant_<ISA>, so the copies of different ISAs never merge at link time (an
 // inline function shared between the files could otherwise run AVX-512 code on
 // a CPU without it). For the same reason this header includes no other
 // project header, and quantize.hpp's arithmetic is restated here, not called.
@@ -17,12 +18,18 @@
 // at the width of the ISA.
 #pragma once
 
-#ifndef ZEROPP_QUANT_ISA_NS
-#error "define ZEROPP_QUANT_ISA_NS before including kernels/quant_blocks.hpp"
+#ifndef ZEROPP_QUANT_ISA
+#error "define ZEROPP_QUANT_ISA (sse4, avx2 or avx512) before including kernels/quant_blocks.hpp"
 #endif
+#define ZEROPP_QUANT_CAT2(a, b) a##b
+#define ZEROPP_QUANT_CAT(a, b) ZEROPP_QUANT_CAT2(a, b)
+#define ZEROPP_QUANT_STR2(a) #a
+#define ZEROPP_QUANT_STR(a) ZEROPP_QUANT_STR2(a)
+#define ZEROPP_QUANT_ISA_NS ZEROPP_QUANT_CAT(quant_, ZEROPP_QUANT_ISA)
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/quant_isa.hpp"
 
@@ -121,6 +128,13 @@ inline void quantize_block(const float* x, void* qv, float* scale, int64_t len) 
   }
 }
 
+// nb consecutive blocks: one call per group of blocks, not per block (blocks are small).
+template <int Bits, class S>
+inline void quantize_blocks(const float* x, S* q, float* scales, int64_t nb, int64_t block) {
+  for (int64_t b = 0; b < nb; ++b)
+    quantize_block<Bits>(x + b * block, q + b * block * Bits / 8, scales + b, block);
+}
+
 // src/base/bf16.hpp's round trip (nearest even; a NaN made quiet, sign kept).
 inline float round_bf16(float d) {
   const uint32_t u = float_bits(d);
@@ -140,95 +154,87 @@ inline float store(float old, float d) {
 inline float low_nibble(uint8_t b) { return float(int32_t(uint32_t(b) << 28) >> 28); }
 inline float high_nibble(uint8_t b) { return float(int32_t(uint32_t(b) << 24) >> 28); }
 
-template <int Mode>
-inline void dequantize8_block(const int8_t* q, float scale, float* x, int64_t len) {
-  for (int64_t i = 0; i < len; ++i) x[i] = store<Mode>(x[i], float(q[i]) * scale);
+template <int Bits>
+using Storage = std::conditional_t<Bits == 8, int8_t, uint8_t>;
+
+template <int Bits, int Mode>
+inline void dequantize_block(const Storage<Bits>* q, float scale, float* x, int64_t len) {
+  if constexpr (Bits == 8) {
+    for (int64_t i = 0; i < len; ++i) x[i] = store<Mode>(x[i], float(q[i]) * scale);
+  } else {
+    for (int64_t i = 0; i < len / 2; ++i) {
+      x[2 * i] = store<Mode>(x[2 * i], low_nibble(q[i]) * scale);
+      x[2 * i + 1] = store<Mode>(x[2 * i + 1], high_nibble(q[i]) * scale);
+    }
+  }
 }
 
-template <int Mode>
-inline void dequantize4_block(const uint8_t* q, float scale, float* x, int64_t len) {
-  for (int64_t i = 0; i < len / 2; ++i) {
-    x[2 * i] = store<Mode>(x[2 * i], low_nibble(q[i]) * scale);
-    x[2 * i + 1] = store<Mode>(x[2 * i + 1], high_nibble(q[i]) * scale);
-  }
+template <int Bits, int Mode>
+inline void dequantize_blocks(const Storage<Bits>* q, const float* scales, float* x, int64_t nb,
+                              int64_t block) {
+  for (int64_t b = 0; b < nb; ++b)
+    dequantize_block<Bits, Mode>(q + b * block * Bits / 8, scales[b], x + b * block, block);
 }
 
 // Two chunks in one pass: s = (s + qa*sa) + qb*sb (Add), or qa*sa + qb*sb:
 // the same fp32 operations in the same order as two dequantize passes.
-template <bool Add>
-inline void dequantize2_8(const int8_t* qa, float sa, const int8_t* qb, float sb, float* s, int64_t len) {
-  for (int64_t i = 0; i < len; ++i) {
-    const float da = float(qa[i]) * sa;
-    s[i] = (Add ? s[i] + da : da) + float(qb[i]) * sb;
-  }
-}
-template <bool Add>
-inline void dequantize2_4(const uint8_t* qa, float sa, const uint8_t* qb, float sb, float* s, int64_t len) {
-  for (int64_t i = 0; i < len / 2; ++i) {
-    const float lo = low_nibble(qa[i]) * sa, hi = high_nibble(qa[i]) * sa;
-    s[2 * i] = (Add ? s[2 * i] + lo : lo) + low_nibble(qb[i]) * sb;
-    s[2 * i + 1] = (Add ? s[2 * i + 1] + hi : hi) + high_nibble(qb[i]) * sb;
+template <int Bits, bool Add>
+inline void dequantize2_block(const Storage<Bits>* qa, float sa, const Storage<Bits>* qb, float sb, float* s,
+                              int64_t len) {
+  if constexpr (Bits == 8) {
+    for (int64_t i = 0; i < len; ++i) {
+      const float da = float(qa[i]) * sa;
+      s[i] = (Add ? s[i] + da : da) + float(qb[i]) * sb;
+    }
+  } else {
+    for (int64_t i = 0; i < len / 2; ++i) {
+      const float lo = low_nibble(qa[i]) * sa, hi = high_nibble(qa[i]) * sa;
+      s[2 * i] = (Add ? s[2 * i] + lo : lo) + low_nibble(qb[i]) * sb;
+      s[2 * i + 1] = (Add ? s[2 * i + 1] + hi : hi) + high_nibble(qb[i]) * sb;
+    }
   }
 }
 
 // ((deq_0 + deq_1) + deq_2) + ...: two chunks per pass over s.
-template <class S, class One, class Two>
-inline void sum_block(const S* q, int64_t chunk_bytes, const float* scales, int64_t stride, int k, float* s,
-                      int64_t len, One one, Two two) {
+template <int Bits>
+inline void sum_block(const Storage<Bits>* q, int64_t chunk_bytes, const float* scales, int64_t stride, int k,
+                      float* s, int64_t len) {
+  constexpr int kSet = int(DequantMode::Set), kAdd = int(DequantMode::Add);
   auto qj = [&](int j) { return q + j * chunk_bytes; };
   auto sj = [&](int j) { return scales[j * stride]; };
   int j = 0;
   if (k >= 2) {
-    two(qj(0), sj(0), qj(1), sj(1), s, len, false);
+    dequantize2_block<Bits, false>(qj(0), sj(0), qj(1), sj(1), s, len);
     j = 2;
   } else {
-    one(qj(0), sj(0), s, len, false);
+    dequantize_block<Bits, kSet>(qj(0), sj(0), s, len);
     j = 1;
   }
-  for (; j + 1 < k; j += 2) two(qj(j), sj(j), qj(j + 1), sj(j + 1), s, len, true);
-  if (j < k) one(qj(j), sj(j), s, len, true);
-}
-
-inline void sum8(const int8_t* q, int64_t cb, const float* sc, int64_t stride, int k, float* s, int64_t len) {
-  sum_block(
-      q, cb, sc, stride, k, s, len,
-      [](const int8_t* a, float sa, float* o, int64_t n, bool add) {
-        add ? dequantize8_block<int(DequantMode::Add)>(a, sa, o, n)
-            : dequantize8_block<int(DequantMode::Set)>(a, sa, o, n);
-      },
-      [](const int8_t* a, float sa, const int8_t* b, float sb, float* o, int64_t n, bool add) {
-        add ? dequantize2_8<true>(a, sa, b, sb, o, n) : dequantize2_8<false>(a, sa, b, sb, o, n);
-      });
-}
-
-inline void sum4(const uint8_t* q, int64_t cb, const float* sc, int64_t stride, int k, float* s,
-                 int64_t len) {
-  sum_block(
-      q, cb, sc, stride, k, s, len,
-      [](const uint8_t* a, float sa, float* o, int64_t n, bool add) {
-        add ? dequantize4_block<int(DequantMode::Add)>(a, sa, o, n)
-            : dequantize4_block<int(DequantMode::Set)>(a, sa, o, n);
-      },
-      [](const uint8_t* a, float sa, const uint8_t* b, float sb, float* o, int64_t n, bool add) {
-        add ? dequantize2_4<true>(a, sa, b, sb, o, n) : dequantize2_4<false>(a, sa, b, sb, o, n);
-      });
+  for (; j + 1 < k; j += 2) dequantize2_block<Bits, true>(qj(j), sj(j), qj(j + 1), sj(j + 1), s, len);
+  if (j < k) dequantize_block<Bits, kAdd>(qj(j), sj(j), s, len);
 }
 
 inline QuantIsaKernels make_table(const char* name) {
   QuantIsaKernels k{};
   k.name = name;
-  k.quantize8 = [](const float* x, int8_t* q, float* s, int64_t len) { quantize_block<8>(x, q, s, len); };
-  k.quantize4 = [](const float* x, uint8_t* q, float* s, int64_t len) { quantize_block<4>(x, q, s, len); };
-  k.dequantize8[0] = dequantize8_block<0>;
-  k.dequantize8[1] = dequantize8_block<1>;
-  k.dequantize8[2] = dequantize8_block<2>;
-  k.dequantize4[0] = dequantize4_block<0>;
-  k.dequantize4[1] = dequantize4_block<1>;
-  k.dequantize4[2] = dequantize4_block<2>;
-  k.sum8 = sum8;
-  k.sum4 = sum4;
+  k.quantize8 = quantize_blocks<8, int8_t>;
+  k.quantize4 = quantize_blocks<4, uint8_t>;
+  k.dequantize8[0] = dequantize_blocks<8, 0>;
+  k.dequantize8[1] = dequantize_blocks<8, 1>;
+  k.dequantize8[2] = dequantize_blocks<8, 2>;
+  k.dequantize4[0] = dequantize_blocks<4, 0>;
+  k.dequantize4[1] = dequantize_blocks<4, 1>;
+  k.dequantize4[2] = dequantize_blocks<4, 2>;
+  k.sum8 = sum_block<8>;
+  k.sum4 = sum_block<4>;
   return k;
 }
 
 }  // namespace ZEROPP_QUANT_ISA_NS
+
+const QuantIsaKernels& ZEROPP_QUANT_CAT(quant_kernels_, ZEROPP_QUANT_ISA)() {
+  static const QuantIsaKernels k = ZEROPP_QUANT_ISA_NS::make_table(ZEROPP_QUANT_STR(ZEROPP_QUANT_ISA));
+  return k;
+}
+
 }  // namespace zeropp

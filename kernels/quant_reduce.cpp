@@ -54,9 +54,9 @@ void dequant_sum_requant(const char* who, CVec<Q<InBits>> q_in, CVec<float> scal
         sum_block<InBits>(isa, pq, ps, k, n, block, b, s);
         auto* qb = pq_out + QuantFormat<OutBits>::bytes(b * block);
         if constexpr (OutBits == 8)
-          isa.quantize8(s, qb, ps_out + b, block);
+          isa.quantize8(s, qb, ps_out + b, 1, block);
         else
-          isa.quantize4(s, qb, ps_out + b, block);
+          isa.quantize4(s, qb, ps_out + b, 1, block);
         token.release(t);
       });
 }

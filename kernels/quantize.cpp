@@ -30,6 +30,17 @@ void check_quant_args(const char* who, int bits, int64_t n, int64_t block, int64
 
 namespace {
 
+// Calls f(b0, nb) over [0, nblocks) in groups of kQuantBlocksPerCall blocks.
+template <class F>
+void for_block_groups(const char* who, int64_t nblocks, const F& f) {
+  constexpr int64_t G = kQuantBlocksPerCall;
+  Kokkos::parallel_for(
+      who, Range(0, (nblocks + G - 1) / G), KOKKOS_LAMBDA(const int64_t g) {
+        const int64_t b0 = g * G;
+        f(b0, nblocks - b0 < G ? nblocks - b0 : G);
+      });
+}
+
 template <int Bits>
 void quantize(const char* who, CVec<float> x, Vec<typename QuantFormat<Bits>::Storage> q, Vec<float> scales,
               int64_t n, int64_t block) {
@@ -38,14 +49,13 @@ void quantize(const char* who, CVec<float> x, Vec<typename QuantFormat<Bits>::St
   auto* pq = q.data();
   float* ps = scales.data();
   const QuantIsaKernels& k = quant_kernels();
-  Kokkos::parallel_for(
-      who, Range(0, n / block), KOKKOS_LAMBDA(const int64_t b) {
-        auto* qb = pq + QuantFormat<Bits>::bytes(b * block);
-        if constexpr (Bits == 8)
-          k.quantize8(px + b * block, qb, ps + b, block);
-        else
-          k.quantize4(px + b * block, qb, ps + b, block);
-      });
+  for_block_groups(who, n / block, [&](int64_t b0, int64_t nb) {
+    auto* qb = pq + QuantFormat<Bits>::bytes(b0 * block);
+    if constexpr (Bits == 8)
+      k.quantize8(px + b0 * block, qb, ps + b0, nb, block);
+    else
+      k.quantize4(px + b0 * block, qb, ps + b0, nb, block);
+  });
 }
 
 template <int Bits, DequantMode Mode>
@@ -56,14 +66,13 @@ void dequantize(const char* who, CVec<typename QuantFormat<Bits>::Storage> q, CV
   const float* ps = scales.data();
   float* px = x.data();
   const QuantIsaKernels& k = quant_kernels();
-  Kokkos::parallel_for(
-      who, Range(0, n / block), KOKKOS_LAMBDA(const int64_t b) {
-        const auto* qb = pq + QuantFormat<Bits>::bytes(b * block);
-        if constexpr (Bits == 8)
-          k.dequantize8[int(Mode)](qb, ps[b], px + b * block, block);
-        else
-          k.dequantize4[int(Mode)](qb, ps[b], px + b * block, block);
-      });
+  for_block_groups(who, n / block, [&](int64_t b0, int64_t nb) {
+    const auto* qb = pq + QuantFormat<Bits>::bytes(b0 * block);
+    if constexpr (Bits == 8)
+      k.dequantize8[int(Mode)](qb, ps + b0, px + b0 * block, nb, block);
+    else
+      k.dequantize4[int(Mode)](qb, ps + b0, px + b0 * block, nb, block);
+  });
 }
 
 // --- references: plain loops, one element at a time (kernels/quant_ref.hpp) --

@@ -166,6 +166,7 @@ TEMPLATE_TEST_CASE_SIG("quantize and dequantize match the reference bit for bit"
                           {5 * 128, 128},
                           {7 * 6, 6},
                           {12 * 2048, 2048},
+                          {130 * 8, 8},  // more than one group of kQuantBlocksPerCall blocks
                           {0, 8}}) {
     INFO("n " << n << ", block " << block);
     Buf<float> x = adversarial(n, block, rng);
@@ -483,10 +484,8 @@ TEST_CASE("every ISA's quantization loops match the reference bit for bit", "[ke
     std::vector<int8_t> q8(static_cast<size_t>(n)), q8r(static_cast<size_t>(n));
     std::vector<uint8_t> q4(static_cast<size_t>(n / 2)), q4r(static_cast<size_t>(n / 2));
     std::vector<float> s8(nb), s8r(nb), s4(nb), s4r(nb);
-    for (int64_t b = 0; b < nb; ++b) {
-      k.quantize8(x.data() + b * block, q8.data() + b * block, &s8[size_t(b)], block);
-      k.quantize4(x.data() + b * block, q4.data() + b * block / 2, &s4[size_t(b)], block);
-    }
+    k.quantize8(x.data(), q8.data(), s8.data(), nb, block);
+    k.quantize4(x.data(), q4.data(), s4.data(), nb, block);
     quant_ref::quantize<8>(x.data(), q8r.data(), s8r.data(), n, block);
     quant_ref::quantize<4>(x.data(), q4r.data(), s4r.data(), n, block);
     REQUIRE(q8 == q8r);
@@ -496,10 +495,8 @@ TEST_CASE("every ISA's quantization loops match the reference bit for bit", "[ke
     // Dequantize in every mode, and the k-chunk sums (the chunks: the first k blocks' bytes).
     for (int mode = 0; mode < 3; ++mode) {
       std::vector<float> d8(size_t(n), 0.5f), d4(size_t(n), 0.5f), r8(size_t(n), 0.5f), r4(size_t(n), 0.5f);
-      for (int64_t b = 0; b < nb; ++b) {
-        k.dequantize8[mode](q8.data() + b * block, s8[size_t(b)], d8.data() + b * block, block);
-        k.dequantize4[mode](q4.data() + b * block / 2, s4[size_t(b)], d4.data() + b * block, block);
-      }
+      k.dequantize8[mode](q8.data(), s8.data(), d8.data(), nb, block);
+      k.dequantize4[mode](q4.data(), s4.data(), d4.data(), nb, block);
       if (mode == 2) {
         quant_ref::dequantize_bf16<8>(q8.data(), s8.data(), r8.data(), n, block);
         quant_ref::dequantize_bf16<4>(q4.data(), s4.data(), r4.data(), n, block);
