@@ -11,6 +11,8 @@
 //    elements on average. Relative L2 error ||x - deq(q(x))|| / ||x|| and the
 //    max absolute error, with the scale overhead (4 bytes per block) in percent
 //    of the payload.
+// ZEROPP_MAX_CPU_ISA=avx2|baseline caps the instruction set of the quantization loops
+// (kernels/quant_isa.hpp); the first line of the table names the one used.
 // Both tables are printed as Markdown (docs/performance.md).
 #include <algorithm>
 #include <chrono>
@@ -23,6 +25,9 @@
 #include <string>
 #include <vector>
 
+#include "kernels/convert.hpp"
+#include "kernels/qgz_reorder.hpp"
+#include "kernels/quant_isa.hpp"
 #include "kernels/quant_reduce.hpp"
 #include "kernels/quantize.hpp"
 
@@ -113,6 +118,18 @@ void throughput(const Options& o) {
       time_it("dequantize_int8", N + S + 4 * N, o.reps, [&] { dequantize_int8(q8, scales8, y, n, block); }));
   rows.push_back(time_it("dequantize_int4", N / 2 + S + 4 * N, o.reps,
                          [&] { dequantize_int4(q4, scales4, y, n, block); }));
+  rows.push_back(time_it("dequantize_int8, then round_to_bf16", N + S + 4 * N, o.reps, [&] {
+    dequantize_int8(q8, scales8, y, n, block);
+    round_to_bf16(y, n);
+  }));
+  rows.push_back(time_it("dequantize_int8_bf16 (fused)", N + S + 4 * N, o.reps,
+                         [&] { dequantize_int8_bf16(q8, scales8, y, n, block); }));
+  rows.push_back(time_it("qgz_reorder, then quantize_int4 (2 x 2)", 4 * N + N / 2 + S, o.reps, [&] {
+    qgz_reorder(x, y, n, 2, 2);
+    quantize_int4(y, q4_out, scales_out, n, block);
+  }));
+  rows.push_back(time_it("qgz_reorder_quantize_int4 (fused, 2 x 2)", 4 * N + N / 2 + S, o.reps,
+                         [&] { qgz_reorder_quantize_int4(x, q4_out, scales_out, n, 2, 2, block); }));
   rows.push_back(time_it("dequantize_int4_add", N / 2 + S + 8 * N, o.reps,
                          [&] { dequantize_int4_add(q4, scales4, y, n, block); }));
   for (int k : {2, 4}) {
@@ -127,8 +144,8 @@ void throughput(const Options& o) {
                          [&] { dequant_sum_int4(q4, scales4, 4, y, n, block); }));
 
   const double copy_best = std::max(rows[0].bytes / rows[0].best_s, rows[1].bytes / rows[1].best_s);
-  std::printf("n = %lld floats, block = %lld, reps = %d, %s, 1 thread\n\n", (long long)n, (long long)block,
-              o.reps, ExecSpace::name());
+  std::printf("n = %lld floats, block = %lld, reps = %d, %s, 1 thread, quantization loops: %s\n\n",
+              (long long)n, (long long)block, o.reps, ExecSpace::name(), quant_kernels().name);
   std::printf(
       "| kernel | MB moved per call | best GB/s | median GB/s | Gelem/s (best) | best / best copy |\n");
   std::printf("|---|---:|---:|---:|---:|---:|\n");

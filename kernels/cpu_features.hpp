@@ -1,18 +1,18 @@
 // What the CPU running the kernels can do.
 //
-// The quantization kernels: on x86-64, kernels/quantize.cpp and
-// kernels/quant_reduce.cpp are built with -march=x86-64-v2 (SSE4.1/4.2: a
-// packed signed 32-bit max for the absmax and packed narrowing for int8/int4,
-// 1.4x on quantize_int8/int4; docs/performance.md). Every x86-64 CPU since
-// about 2009 has it; on one without it the kernels would die with SIGILL, so
-// they call require_quant_isa first, which is compiled for the baseline and
-// throws a clear error instead. Elsewhere it does nothing.
+// The quantization kernels: on x86-64 their loops are built for x86-64-v2 at
+// the least (kernels/quant_isa_sse4.cpp: SSE4.1/4.2), with AVX2 and AVX-512
+// copies chosen at load time (kernels/quant_isa.hpp). Every x86-64 CPU since
+// about 2009 has x86-64-v2; on one without it the kernels would die with
+// SIGILL, so they call require_quant_isa first, which is compiled for the
+// baseline and throws a clear error instead. Elsewhere it does nothing.
 //
 // The elementwise model kernels (kernels/simd_dispatch.hpp): the build has no
 // -march, so each hot kernel is compiled three times (AVX-512, AVX2 + FMA,
 // the baseline) and simd_isa() picks one from the CPU's feature flags, never
-// from a CPU name. ZEROPP_MAX_CPU_ISA=avx2|baseline caps the choice (tests run
-// every path on one machine that way); it never selects what the CPU lacks.
+// from a CPU name. ZEROPP_MAX_CPU_ISA=avx2|baseline caps the choice of both
+// kinds of kernels (tests run every path on one machine that way); it never
+// selects what the CPU lacks.
 #pragma once
 
 namespace zeropp {

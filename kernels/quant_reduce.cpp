@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/quant_isa.hpp"
+
 namespace zeropp {
 
 namespace {
@@ -19,26 +21,15 @@ void check_inputs(const char* who, CVec<Q<Bits>> q_in, CVec<float> scales_in, in
   check_quant_args(who, Bits, n, block, n, int64_t(q_in.extent(0)) / k, int64_t(scales_in.extent(0)) / k);
 }
 
-// s = deq_0 + deq_1 + ... + deq_{k-1} over block b (left to right, in fp32),
-// two chunks per pass over s: ((deq_0 + deq_1) + deq_2) + deq_3 ...
+// s = deq_0 + deq_1 + ... + deq_{k-1} over block b (left to right, in fp32).
 template <int Bits>
-KOKKOS_INLINE_FUNCTION void sum_block(const Q<Bits>* q, const float* scales, int k, int64_t n, int64_t block,
-                                      int64_t b, float* s) {
-  const int64_t nb = n / block, chunk_bytes = QuantFormat<Bits>::bytes(n);
-  const int64_t off = QuantFormat<Bits>::bytes(b * block);
-  auto qj = [&](int j) { return q + j * chunk_bytes + off; };
-  auto sj = [&](int j) { return scales[j * nb + b]; };
-  int j = 0;
-  if (k >= 2) {
-    quant_detail::dequantize2_block<Bits, false>(qj(0), sj(0), qj(1), sj(1), s, block);
-    j = 2;
-  } else {
-    quant_detail::dequantize_block<Bits, false>(qj(0), sj(0), s, block);
-    j = 1;
-  }
-  for (; j + 1 < k; j += 2)
-    quant_detail::dequantize2_block<Bits, true>(qj(j), sj(j), qj(j + 1), sj(j + 1), s, block);
-  if (j < k) quant_detail::dequantize_block<Bits, true>(qj(j), sj(j), s, block);
+void sum_block(const QuantIsaKernels& isa, const Q<Bits>* q, const float* scales, int k, int64_t n,
+               int64_t block, int64_t b, float* s) {
+  const int64_t chunk_bytes = QuantFormat<Bits>::bytes(n), off = QuantFormat<Bits>::bytes(b * block);
+  if constexpr (Bits == 8)
+    isa.sum8(q + off, chunk_bytes, scales + b, n / block, k, s, block);
+  else
+    isa.sum4(q + off, chunk_bytes, scales + b, n / block, k, s, block);
 }
 
 template <int InBits, int OutBits>
@@ -55,15 +46,17 @@ void dequant_sum_requant(const char* who, CVec<Q<InBits>> q_in, CVec<float> scal
   auto* pq_out = q_out.data();
   float* ps_out = scales_out.data();
   float* pscratch = scratch.data();
+  const QuantIsaKernels& isa = quant_kernels();
   Kokkos::parallel_for(
       who, Range(0, n / block), KOKKOS_LAMBDA(const int64_t b) {
         const int t = token.acquire();
         float* s = pscratch + int64_t(t) * block;
-        sum_block<InBits>(pq, ps, k, n, block, b, s);
-        const quant_detail::BlockParams p =
-            quant_detail::block_params(quant_detail::absmax_bits(s, block), QuantFormat<OutBits>::kQmax);
-        ps_out[b] = p.scale;
-        quant_detail::quantize_block<OutBits>(s, pq_out + QuantFormat<OutBits>::bytes(b * block), block, p);
+        sum_block<InBits>(isa, pq, ps, k, n, block, b, s);
+        auto* qb = pq_out + QuantFormat<OutBits>::bytes(b * block);
+        if constexpr (OutBits == 8)
+          isa.quantize8(s, qb, ps_out + b, 1, block);
+        else
+          isa.quantize4(s, qb, ps_out + b, 1, block);
         token.release(t);
       });
 }
@@ -76,9 +69,10 @@ void dequant_sum(const char* who, CVec<Q<Bits>> q_in, CVec<float> scales_in, int
   const auto* pq = q_in.data();
   const float* ps = scales_in.data();
   float* po = out.data();
+  const QuantIsaKernels& isa = quant_kernels();
   Kokkos::parallel_for(
       who, Range(0, n / block),
-      KOKKOS_LAMBDA(const int64_t b) { sum_block<Bits>(pq, ps, k, n, block, b, po + b * block); });
+      KOKKOS_LAMBDA(const int64_t b) { sum_block<Bits>(isa, pq, ps, k, n, block, b, po + b * block); });
 }
 
 // --- references: the plain quantize.hpp references through a full buffer ----

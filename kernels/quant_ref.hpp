@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "src/base/bf16.hpp"
+
 namespace zeropp::quant_ref {
 
 // Bytes of n values at `bits` (8: one per value; 4: two per byte): the one
@@ -138,6 +140,14 @@ inline void dequantize(const typename Format<Bits>::Storage* q, const float* sca
     const float d = float(element<Bits>(q, i)) * scales[i / block];
     x[i] = Add ? x[i] + d : d;
   }
+}
+
+// dequantize, then each x_i rounded to its nearest bf16 (src/base/bf16.hpp).
+template <int Bits>
+inline void dequantize_bf16(const typename Format<Bits>::Storage* q, const float* scales, float* x, int64_t n,
+                            int64_t block) {
+  dequantize<Bits, false>(q, scales, x, n, block);
+  round_to_bf16(x, n);
 }
 
 // out (n) = deq_0 + deq_1 + ... + deq_{k-1}, left to right in fp32; chunk j's

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels/cpu_features.hpp"
+#include "kernels/quant_isa.hpp"
 #include "kernels/quant_ref.hpp"
 
 namespace zeropp {
@@ -29,6 +30,17 @@ void check_quant_args(const char* who, int bits, int64_t n, int64_t block, int64
 
 namespace {
 
+// Calls f(b0, nb) over [0, nblocks) in groups of kQuantBlocksPerCall blocks.
+template <class F>
+void for_block_groups(const char* who, int64_t nblocks, const F& f) {
+  constexpr int64_t G = kQuantBlocksPerCall;
+  Kokkos::parallel_for(
+      who, Range(0, (nblocks + G - 1) / G), KOKKOS_LAMBDA(const int64_t g) {
+        const int64_t b0 = g * G;
+        f(b0, nblocks - b0 < G ? nblocks - b0 : G);
+      });
+}
+
 template <int Bits>
 void quantize(const char* who, CVec<float> x, Vec<typename QuantFormat<Bits>::Storage> q, Vec<float> scales,
               int64_t n, int64_t block) {
@@ -36,28 +48,31 @@ void quantize(const char* who, CVec<float> x, Vec<typename QuantFormat<Bits>::St
   const float* px = x.data();
   auto* pq = q.data();
   float* ps = scales.data();
-  Kokkos::parallel_for(
-      who, Range(0, n / block), KOKKOS_LAMBDA(const int64_t b) {
-        const float* xb = px + b * block;
-        const quant_detail::BlockParams p =
-            quant_detail::block_params(quant_detail::absmax_bits(xb, block), QuantFormat<Bits>::kQmax);
-        ps[b] = p.scale;
-        quant_detail::quantize_block<Bits>(xb, pq + QuantFormat<Bits>::bytes(b * block), block, p);
-      });
+  const QuantIsaKernels& k = quant_kernels();
+  for_block_groups(who, n / block, [&](int64_t b0, int64_t nb) {
+    auto* qb = pq + QuantFormat<Bits>::bytes(b0 * block);
+    if constexpr (Bits == 8)
+      k.quantize8(px + b0 * block, qb, ps + b0, nb, block);
+    else
+      k.quantize4(px + b0 * block, qb, ps + b0, nb, block);
+  });
 }
 
-template <int Bits, bool Add>
+template <int Bits, DequantMode Mode>
 void dequantize(const char* who, CVec<typename QuantFormat<Bits>::Storage> q, CVec<float> scales,
                 Vec<float> x, int64_t n, int64_t block) {
   check_quant_args(who, Bits, n, block, x.extent(0), q.extent(0), scales.extent(0));
   const auto* pq = q.data();
   const float* ps = scales.data();
   float* px = x.data();
-  Kokkos::parallel_for(
-      who, Range(0, n / block), KOKKOS_LAMBDA(const int64_t b) {
-        quant_detail::dequantize_block<Bits, Add>(pq + QuantFormat<Bits>::bytes(b * block), ps[b],
-                                                  px + b * block, block);
-      });
+  const QuantIsaKernels& k = quant_kernels();
+  for_block_groups(who, n / block, [&](int64_t b0, int64_t nb) {
+    const auto* qb = pq + QuantFormat<Bits>::bytes(b0 * block);
+    if constexpr (Bits == 8)
+      k.dequantize8[int(Mode)](qb, ps + b0, px + b0 * block, nb, block);
+    else
+      k.dequantize4[int(Mode)](qb, ps + b0, px + b0 * block, nb, block);
+  });
 }
 
 // --- references: plain loops, one element at a time (kernels/quant_ref.hpp) --
@@ -69,11 +84,14 @@ void quantize_reference(const char* who, CVec<float> x, Vec<typename QuantFormat
   quant_ref::quantize<Bits>(x.data(), q.data(), scales.data(), n, block);
 }
 
-template <int Bits, bool Add>
+template <int Bits, DequantMode Mode>
 void dequantize_reference(const char* who, CVec<typename QuantFormat<Bits>::Storage> q, CVec<float> scales,
                           Vec<float> x, int64_t n, int64_t block) {
   check_quant_args(who, Bits, n, block, x.extent(0), q.extent(0), scales.extent(0));
-  quant_ref::dequantize<Bits, Add>(q.data(), scales.data(), x.data(), n, block);
+  if constexpr (Mode == DequantMode::RoundBF16)
+    quant_ref::dequantize_bf16<Bits>(q.data(), scales.data(), x.data(), n, block);
+  else
+    quant_ref::dequantize<Bits, Mode == DequantMode::Add>(q.data(), scales.data(), x.data(), n, block);
 }
 
 }  // namespace
@@ -82,40 +100,56 @@ void quantize_int8(CVec<float> x, Vec<int8_t> q, Vec<float> scales, int64_t n, i
   quantize<8>("quantize_int8", x, q, scales, n, block);
 }
 void dequantize_int8(CVec<int8_t> q, CVec<float> scales, Vec<float> x, int64_t n, int64_t block) {
-  dequantize<8, false>("dequantize_int8", q, scales, x, n, block);
+  dequantize<8, DequantMode::Set>("dequantize_int8", q, scales, x, n, block);
 }
 void dequantize_int8_add(CVec<int8_t> q, CVec<float> scales, Vec<float> x, int64_t n, int64_t block) {
-  dequantize<8, true>("dequantize_int8_add", q, scales, x, n, block);
+  dequantize<8, DequantMode::Add>("dequantize_int8_add", q, scales, x, n, block);
 }
 void quantize_int4(CVec<float> x, Vec<uint8_t> q, Vec<float> scales, int64_t n, int64_t block) {
   quantize<4>("quantize_int4", x, q, scales, n, block);
 }
 void dequantize_int4(CVec<uint8_t> q, CVec<float> scales, Vec<float> x, int64_t n, int64_t block) {
-  dequantize<4, false>("dequantize_int4", q, scales, x, n, block);
+  dequantize<4, DequantMode::Set>("dequantize_int4", q, scales, x, n, block);
 }
 void dequantize_int4_add(CVec<uint8_t> q, CVec<float> scales, Vec<float> x, int64_t n, int64_t block) {
-  dequantize<4, true>("dequantize_int4_add", q, scales, x, n, block);
+  dequantize<4, DequantMode::Add>("dequantize_int4_add", q, scales, x, n, block);
+}
+
+void dequantize_int8_bf16(CVec<int8_t> q, CVec<float> scales, Vec<float> x, int64_t n, int64_t block) {
+  dequantize<8, DequantMode::RoundBF16>("dequantize_int8_bf16", q, scales, x, n, block);
+}
+void dequantize_int4_bf16(CVec<uint8_t> q, CVec<float> scales, Vec<float> x, int64_t n, int64_t block) {
+  dequantize<4, DequantMode::RoundBF16>("dequantize_int4_bf16", q, scales, x, n, block);
 }
 
 void quantize_int8_reference(CVec<float> x, Vec<int8_t> q, Vec<float> scales, int64_t n, int64_t block) {
   quantize_reference<8>("quantize_int8_reference", x, q, scales, n, block);
 }
 void dequantize_int8_reference(CVec<int8_t> q, CVec<float> scales, Vec<float> x, int64_t n, int64_t block) {
-  dequantize_reference<8, false>("dequantize_int8_reference", q, scales, x, n, block);
+  dequantize_reference<8, DequantMode::Set>("dequantize_int8_reference", q, scales, x, n, block);
 }
 void dequantize_int8_add_reference(CVec<int8_t> q, CVec<float> scales, Vec<float> x, int64_t n,
                                    int64_t block) {
-  dequantize_reference<8, true>("dequantize_int8_add_reference", q, scales, x, n, block);
+  dequantize_reference<8, DequantMode::Add>("dequantize_int8_add_reference", q, scales, x, n, block);
 }
 void quantize_int4_reference(CVec<float> x, Vec<uint8_t> q, Vec<float> scales, int64_t n, int64_t block) {
   quantize_reference<4>("quantize_int4_reference", x, q, scales, n, block);
 }
 void dequantize_int4_reference(CVec<uint8_t> q, CVec<float> scales, Vec<float> x, int64_t n, int64_t block) {
-  dequantize_reference<4, false>("dequantize_int4_reference", q, scales, x, n, block);
+  dequantize_reference<4, DequantMode::Set>("dequantize_int4_reference", q, scales, x, n, block);
 }
 void dequantize_int4_add_reference(CVec<uint8_t> q, CVec<float> scales, Vec<float> x, int64_t n,
                                    int64_t block) {
-  dequantize_reference<4, true>("dequantize_int4_add_reference", q, scales, x, n, block);
+  dequantize_reference<4, DequantMode::Add>("dequantize_int4_add_reference", q, scales, x, n, block);
+}
+
+void dequantize_int8_bf16_reference(CVec<int8_t> q, CVec<float> scales, Vec<float> x, int64_t n,
+                                    int64_t block) {
+  dequantize_reference<8, DequantMode::RoundBF16>("dequantize_int8_bf16_reference", q, scales, x, n, block);
+}
+void dequantize_int4_bf16_reference(CVec<uint8_t> q, CVec<float> scales, Vec<float> x, int64_t n,
+                                    int64_t block) {
+  dequantize_reference<4, DequantMode::RoundBF16>("dequantize_int4_bf16_reference", q, scales, x, n, block);
 }
 
 }  // namespace zeropp

@@ -160,11 +160,13 @@ struct Engine::Impl {
     if (s.route == Route::Quantized) {
       const int64_t n = us.slice, bytes = quant_chunk(n);
       const QuantScheme q = weight_scheme(z);
-      for (int r = 0; r < topo.P; ++r)
-        q.dequantize_packed(s.wire.data() + r * bytes, s.full.data() + r * n, n);
       // Rounded to the wire dtype, so that the hpZ secondaries (kept in it)
       // hold exactly these weights: every route then hands the model the same.
-      if (wire == DType::BF16) round_to_bf16(s.full.view(), us.padded);
+      for (int r = 0; r < topo.P; ++r) {
+        const uint8_t* chunk = s.wire.data() + r * bytes;
+        float* x = s.full.data() + r * n;
+        wire == DType::BF16 ? q.dequantize_packed_bf16(chunk, x, n) : q.dequantize_packed(chunk, x, n);
+      }
     } else if (wire == DType::BF16) {
       from_bf16(bf16_view(s.wire), s.full.view(), us.padded);
     }

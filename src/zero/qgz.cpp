@@ -97,18 +97,19 @@ void QgzReducer::start(int unit, const float* grad, float* out, const std::strin
   cur_.unit = unit;
   cur_.out = out;
   cur_.label = label;
-  // 1. reorder: chunk x = [S_x, S_{X+x}, ...]: slice y·X + x at x·chunk + y·s.
-  float* R = reordered_.data();
-  qgz_reorder(CVec<float>(grad, n), reordered_.view(0, n), n, X, topo_.Y);
   // One rank per node: the hop-2 input (this rank's Y pieces) quantized straight in q2_/sc2_.
   const bool straight = X == 1;
   const QuantScheme& q_s = straight ? inter_ : intra_;
   uint8_t* q = straight ? q2_.data() : q1_.data();
   float* sc = straight ? sc2_.data() : sc1_.data();
-  if (s_.error_feedback)
-    quantize_with_feedback(R, e1_[size_t(unit)], q_s, q, sc, n);
-  else
-    q_s.quantize(R, q, sc, n);
+  // 1. reorder: chunk x = [S_x, S_{X+x}, ...]: slice y·X + x at x·chunk + y·s; without
+  // error feedback (which adds its error to the reordered copy) fused into the quantization.
+  if (s_.error_feedback) {
+    qgz_reorder(CVec<float>(grad, n), reordered_.view(0, n), n, X, topo_.Y);
+    quantize_with_feedback(reordered_.data(), e1_[size_t(unit)], q_s, q, sc, n);
+  } else {
+    q_s.quantize_reordered(grad, q, sc, n, X, topo_.Y);
+  }
   start_hop(straight ? 2 : 1);
 }
 

@@ -1,5 +1,6 @@
 #include "src/zero/quant_scheme.hpp"
 
+#include "kernels/qgz_reorder.hpp"
 #include "kernels/quant_reduce.hpp"
 #include "kernels/quant_ref.hpp"
 #include "kernels/quantize.hpp"
@@ -44,6 +45,26 @@ void QuantScheme::quantize_packed(const float* x, uint8_t* chunk, int64_t n) con
 
 void QuantScheme::dequantize_packed(const uint8_t* chunk, float* x, int64_t n) const {
   dequantize(chunk, reinterpret_cast<const float*>(chunk + packed_scales_offset(n)), x, n);
+}
+
+void QuantScheme::dequantize_packed_bf16(const uint8_t* chunk, float* x, int64_t n) const {
+  const int64_t nb = payload_bytes(n), ns = n / block;
+  const CVec<float> sc(reinterpret_cast<const float*>(chunk + packed_scales_offset(n)), ns);
+  if (bits == 8)
+    dequantize_int8_bf16(CVec<int8_t>(s8(chunk), nb), sc, Vec<float>(x, n), n, block);
+  else
+    dequantize_int4_bf16(CVec<uint8_t>(chunk, nb), sc, Vec<float>(x, n), n, block);
+}
+
+void QuantScheme::quantize_reordered(const float* grad, uint8_t* q, float* scales, int64_t n, int X,
+                                     int Y) const {
+  const int64_t nb = payload_bytes(n), ns = n / block;
+  if (bits == 8)
+    qgz_reorder_quantize_int8(CVec<float>(grad, n), Vec<int8_t>(s8(q), nb), Vec<float>(scales, ns), n, X, Y,
+                              block);
+  else
+    qgz_reorder_quantize_int4(CVec<float>(grad, n), Vec<uint8_t>(q, nb), Vec<float>(scales, ns), n, X, Y,
+                              block);
 }
 
 void QuantScheme::dequantize_sum(const uint8_t* q, const float* scales, int k, float* out, int64_t n) const {

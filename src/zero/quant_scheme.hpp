@@ -43,6 +43,12 @@ struct QuantScheme {
   // Packed chunk variants (packed_bytes(n) bytes at `chunk`).
   void quantize_packed(const float* x, uint8_t* chunk, int64_t n) const;
   void dequantize_packed(const uint8_t* chunk, float* x, int64_t n) const;
+  // dequantize_packed with every value rounded to its nearest bf16 in the same
+  // pass: bit for bit dequantize_packed followed by round_to_bf16.
+  void dequantize_packed_bf16(const uint8_t* chunk, float* x, int64_t n) const;
+  // quantize of qgz_reorder(grad) without the reordered copy (kernels/qgz_reorder.hpp):
+  // n/(X·Y) must be a multiple of block.
+  void quantize_reordered(const float* grad, uint8_t* q, float* scales, int64_t n, int X, int Y) const;
   // out[n] = sum over k chunks (chunk i: payload at q + i·payload_bytes(n),
   // scales at scales + i·n/block), in fp32, in chunk order (kernels/quant_reduce.hpp).
   void dequantize_sum(const uint8_t* q, const float* scales, int k, float* out, int64_t n) const;

@@ -103,8 +103,8 @@ void make_chunks(int k, int64_t n, int64_t block, std::mt19937& rng, Buf<S<Bits>
 
 }  // namespace
 
-TEMPLATE_TEST_CASE_SIG("dequant-sum-requant matches its reference and the unfused composition", "[kernels]",
-                       ((int In, int Out), In, Out), (4, 4), (8, 8), (8, 4)) {
+TEMPLATE_TEST_CASE_SIG("dequant-sum-requant matches its reference and the unfused composition",
+                       "[kernels][quant]", ((int In, int Out), In, Out), (4, 4), (8, 8), (8, 4)) {
   std::mt19937 rng(70 + In + Out);
   for (int k : {1, 2, 3, 4, 8}) {
     for (auto [n, block] : {std::pair<int64_t, int64_t>{64, 64}, {3 * 32, 32}, {5 * 256, 256}, {9 * 2, 2}}) {
@@ -148,7 +148,7 @@ TEMPLATE_TEST_CASE_SIG("dequant-sum-requant matches its reference and the unfuse
   }
 }
 
-TEST_CASE("a NaN block in any received chunk makes that block NaN after the reduction", "[kernels]") {
+TEST_CASE("a NaN block in any received chunk makes that block NaN after the reduction", "[kernels][quant]") {
   std::mt19937 rng(80);
   const int k = 3;
   const int64_t block = 16, nb = 4, n = nb * block;
@@ -167,7 +167,7 @@ TEST_CASE("a NaN block in any received chunk makes that block NaN after the redu
   for (int64_t i = 0; i < n; ++i) REQUIRE(std::isnan(out(i)) == (i / block == 2));
 }
 
-TEST_CASE("quant_reduce rejects shapes it cannot handle", "[kernels]") {
+TEST_CASE("quant_reduce rejects shapes it cannot handle", "[kernels][quant]") {
   const int64_t n = 32, block = 8;
   Buf<uint8_t> q("q", 2 * n / 2), qo("qo", n / 2);
   Buf<float> s("s", 2 * n / block), so("so", n / block), out("out", n);

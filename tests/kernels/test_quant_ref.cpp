@@ -73,8 +73,8 @@ void quantize_fast(const std::vector<float>& x, std::vector<typename QuantFormat
 
 }  // namespace
 
-TEMPLATE_TEST_CASE_SIG("quant_ref matches the Kokkos kernels bit for bit", "[kernels]", ((int Bits), Bits), 8,
-                       4) {
+TEMPLATE_TEST_CASE_SIG("quant_ref matches the Kokkos kernels bit for bit", "[kernels][quant]",
+                       ((int Bits), Bits), 8, 4) {
   using St = typename QuantFormat<Bits>::Storage;
   std::mt19937 rng(7 + Bits);
   for (int64_t block : {int64_t(2), int64_t(6), int64_t(64), int64_t(256)}) {
@@ -102,7 +102,7 @@ TEMPLATE_TEST_CASE_SIG("quant_ref matches the Kokkos kernels bit for bit", "[ker
   }
 }
 
-TEST_CASE("quant_ref's fused-reduction references match quant_reduce", "[kernels]") {
+TEST_CASE("quant_ref's fused-reduction references match quant_reduce", "[kernels][quant]") {
   std::mt19937 rng(11);
   const int k = 5;
   const int64_t block = 64, n = 64 * 12;
@@ -130,7 +130,7 @@ TEST_CASE("quant_ref's fused-reduction references match quant_reduce", "[kernels
       REQUIRE(std::memcmp(&sum[size_t(i)], &sumr[size_t(i)], 4) == 0);
 }
 
-TEST_CASE("quant_ref: the documented int4 example and qgZ's reorder", "[kernels]") {
+TEST_CASE("quant_ref: the documented int4 example and qgZ's reorder", "[kernels][quant]") {
   const float x[4] = {1, -1, 7, -7};
   uint8_t q[2];
   float s;
@@ -148,7 +148,8 @@ TEST_CASE("quant_ref: the documented int4 example and qgZ's reorder", "[kernels]
   REQUIRE(r == want);
 }
 
-TEST_CASE("quant_ref rejects the shapes check_quant_args rejects, with the same message", "[kernels]") {
+TEST_CASE("quant_ref rejects the shapes check_quant_args rejects, with the same message",
+          "[kernels][quant]") {
   struct Case {
     int bits;
     int64_t n, block;
