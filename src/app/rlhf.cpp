@@ -16,6 +16,7 @@
 #include "src/app/rollout.hpp"
 #include "src/app/sampler.hpp"
 #include "src/app/save_and_resume.hpp"
+#include "src/app/stop_signals.hpp"
 #include "src/app/train.hpp"
 #include "src/base/errors.hpp"
 
@@ -132,6 +133,7 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
     if (world_rank() == 0) check_run_folders(e, use);
   });
   const double started = MPI_Wtime();
+  StopSignals signals;
   Run run(e);
   const Topology& topo = run.topo;
   Engine& actor = run.engine;
@@ -171,7 +173,15 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
   ByteCounters& counters = run.comm->counters();
   const int gather = int(Kind::AllGather);
   int64_t saved_at = -1;
+  double last_iteration_s = 0;
   for (int64_t it = from.step; it < r.iterations; ++it) {
+    // Iteration boundary: stop as `zeropp train` does (src/app/stop_signals.hpp).
+    if (const char* why = stop_reason(*run.comm, run.world, started, last_iteration_s, e.train.max_runtime)) {
+      metrics.flush();
+      if (saved_at != it) save(it);
+      log0("stopping at iteration %lld (%s); resume with --resume auto\n", (long long)it, why);
+      return kExitStopped;
+    }
     const double t0 = MPI_Wtime();
     counters.reset();
     IterationTimes tm;
@@ -226,6 +236,7 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
     tm.train = MPI_Wtime() - t1;
     ZCHECK_MPI(MPI_Barrier(topo.world.get()));
     tm.total = MPI_Wtime() - t0;
+    last_iteration_s = tm.total;
     add_counters(before_train, st.bytes);
     tm.gather = before_train.seconds[size_t(gather)];
     tm.generate -= gen_gather;
