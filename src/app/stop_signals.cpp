@@ -15,21 +15,19 @@ extern "C" void on_stop_signal(int sig) {
   g_stop_signal = sig;
 }
 
+constexpr int kStopSignals[3] = {SIGUSR1, SIGTERM, SIGINT};
+
 }  // namespace
 
-StopSignals::StopSignals() {
+StopSignals::StopSignals() : old_(new struct sigaction[3]()) {
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGUSR1, &sa, &old_usr1_);
-  sigaction(SIGTERM, &sa, &old_term_);
-  sigaction(SIGINT, &sa, &old_int_);
+  for (int i = 0; i < 3; ++i) sigaction(kStopSignals[i], &sa, &old_[i]);
 }
 
 StopSignals::~StopSignals() {
-  sigaction(SIGUSR1, &old_usr1_, nullptr);
-  sigaction(SIGTERM, &old_term_, nullptr);
-  sigaction(SIGINT, &old_int_, nullptr);
+  for (int i = 0; i < 3; ++i) sigaction(kStopSignals[i], &old_[i], nullptr);
 }
 
 const char* stop_reason(Communicator& comm, Group& g, double started, double last_step_s,

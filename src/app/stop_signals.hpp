@@ -9,22 +9,21 @@
 #pragma once
 
 #include <csignal>
+#include <memory>
 
 #include "src/comm/communicator.hpp"
 
 namespace zeropp {
 
-// Installs the handlers; the previous ones come back on destruction.
+// Installs the handlers; the previous ones come back on destruction (one
+// owner: not copyable).
 class StopSignals {
  public:
   StopSignals();
   ~StopSignals();
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
 
  private:
-  struct sigaction old_usr1_ {
-  }, old_term_{}, old_int_{};
+  std::unique_ptr<struct sigaction[]> old_;  // SIGUSR1, SIGTERM, SIGINT
 };
 
 // At a step boundary, collective over g (one all-reduce): why the run stops
