@@ -82,7 +82,8 @@ StepRecord iteration_record(int64_t it, const StepStats& st, const ByteCounters&
 }
 
 std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg, const Config& e,
-                                                              const std::string& deck, const Run& run) {
+                                                              const std::string& deck, const Run& run,
+                                                              const Engine& reference) {
   const RlhfConfig& r = cfg.rlhf;
   const auto& m = cfg.model;
   char buf[256];
@@ -106,7 +107,9 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   rows.emplace_back("reward", buf);
   rows.emplace_back("objective", "REINFORCE, per-position batch-mean baseline, KL in the per-token reward");
   rows.emplace_back("prompts", token_file_spec(e.data.train));
-  rows.emplace_back("memory per rank", memory_summary(run.memory) + " (actor; the reference as much again)");
+  rows.emplace_back("memory per rank", memory_summary(run.memory) +
+                                           " (actor); the reference's model states " +
+                                           human_bytes(double(reference.memory().total())));
   rows.emplace_back("output", cfg.train.out_dir);
   return rows;
 }
@@ -139,10 +142,10 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
   Engine& actor = run.engine;
   const auto ref_model = make_model<float>(e.model, B, T);
   ref_model->set_precision(parse_precision(e.train.precision));
-  Engine reference(ref_cfg, topo, *run.comm, *ref_model);
+  Engine reference(ref_cfg, topo, *run.comm, *ref_model, true);  // frozen: no Adam moments
   reference.init_weights(uint64_t(e.train.seed));
   LogFile log_file;
-  log_table("zeropp rlhf", startup_rows(cfg, e, deck_path, run));
+  log_table("zeropp rlhf", startup_rows(cfg, e, deck_path, run, reference));
   const ResumePoint from =
       resume.empty() ? ResumePoint{} : resume_run(topo, actor, run.model->describe(), e, resume);
   if (!r.init_from.empty()) {
