@@ -16,6 +16,7 @@
 #include "src/app/rollout.hpp"
 #include "src/app/sampler.hpp"
 #include "src/app/save_and_resume.hpp"
+#include "src/app/stop_signals.hpp"
 #include "src/app/train.hpp"
 #include "src/base/errors.hpp"
 
@@ -81,7 +82,8 @@ StepRecord iteration_record(int64_t it, const StepStats& st, const ByteCounters&
 }
 
 std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg, const Config& e,
-                                                              const std::string& deck, const Run& run) {
+                                                              const std::string& deck, const Run& run,
+                                                              const Engine& reference) {
   const RlhfConfig& r = cfg.rlhf;
   const auto& m = cfg.model;
   char buf[256];
@@ -105,7 +107,9 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   rows.emplace_back("reward", buf);
   rows.emplace_back("objective", "REINFORCE, per-position batch-mean baseline, KL in the per-token reward");
   rows.emplace_back("prompts", token_file_spec(e.data.train));
-  rows.emplace_back("memory per rank", memory_summary(run.memory) + " (actor; the reference as much again)");
+  rows.emplace_back("memory per rank", memory_summary(run.memory) +
+                                           " (actor); the reference's model states " +
+                                           human_bytes(double(reference.memory().total())));
   rows.emplace_back("output", cfg.train.out_dir);
   return rows;
 }
@@ -132,15 +136,16 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
     if (world_rank() == 0) check_run_folders(e, use);
   });
   const double started = MPI_Wtime();
+  StopSignals signals;
   Run run(e);
   const Topology& topo = run.topo;
   Engine& actor = run.engine;
   const auto ref_model = make_model<float>(e.model, B, T);
   ref_model->set_precision(parse_precision(e.train.precision));
-  Engine reference(ref_cfg, topo, *run.comm, *ref_model);
+  Engine reference(ref_cfg, topo, *run.comm, *ref_model, true);  // frozen: no Adam moments
   reference.init_weights(uint64_t(e.train.seed));
   LogFile log_file;
-  log_table("zeropp rlhf", startup_rows(cfg, e, deck_path, run));
+  log_table("zeropp rlhf", startup_rows(cfg, e, deck_path, run, reference));
   const ResumePoint from =
       resume.empty() ? ResumePoint{} : resume_run(topo, actor, run.model->describe(), e, resume);
   if (!r.init_from.empty()) {
@@ -171,7 +176,15 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
   ByteCounters& counters = run.comm->counters();
   const int gather = int(Kind::AllGather);
   int64_t saved_at = -1;
+  double last_iteration_s = 0;
   for (int64_t it = from.step; it < r.iterations; ++it) {
+    // Iteration boundary: stop as `zeropp train` does (src/app/stop_signals.hpp).
+    if (const char* why = stop_reason(*run.comm, run.world, started, last_iteration_s, e.train.max_runtime)) {
+      metrics.flush();
+      if (saved_at != it) save(it);
+      log0("stopping at iteration %lld (%s); resume with --resume auto\n", (long long)it, why);
+      return kExitStopped;
+    }
     const double t0 = MPI_Wtime();
     counters.reset();
     IterationTimes tm;
@@ -226,6 +239,7 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
     tm.train = MPI_Wtime() - t1;
     ZCHECK_MPI(MPI_Barrier(topo.world.get()));
     tm.total = MPI_Wtime() - t0;
+    last_iteration_s = tm.total;
     add_counters(before_train, st.bytes);
     tm.gather = before_train.seconds[size_t(gather)];
     tm.generate -= gen_gather;

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <csignal>
 #include <optional>
 
 #include "io/data_loader.hpp"
@@ -20,6 +19,7 @@
 #include "src/app/logging.hpp"
 #include "src/app/non_finite.hpp"
 #include "src/app/save_and_resume.hpp"
+#include "src/app/stop_signals.hpp"
 #include "src/base/errors.hpp"
 #include "src/comm/communicator.hpp"
 #include "src/comm/make_communicator.hpp"
@@ -125,34 +125,6 @@ StepStats train_step(Run& run, int64_t step, double lr) {
 
 namespace {
 
-// SIGUSR1 (Slurm's --signal), SIGTERM (PBS at walltime, scancel) and SIGINT
-// (Ctrl-C) only set this flag; the ranks agree on it at the next step boundary.
-// A second Ctrl-C ends the process at once, with a status of its own (dying
-// of SIGINT would make mpiexec exit 2, the status of a usage error).
-volatile std::sig_atomic_t g_stop_signal = 0;
-extern "C" void on_stop_signal(int sig) {
-  if (sig == SIGINT && g_stop_signal == SIGINT) _exit(kExitInterrupted);
-  g_stop_signal = sig;
-}
-
-struct StopSignals {
-  struct sigaction old_usr1 {
-  }, old_term{}, old_int{};
-  StopSignals() {
-    struct sigaction sa {};
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGUSR1, &sa, &old_usr1);
-    sigaction(SIGTERM, &sa, &old_term);
-    sigaction(SIGINT, &sa, &old_int);
-  }
-  ~StopSignals() {
-    sigaction(SIGUSR1, &old_usr1, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
-    sigaction(SIGINT, &old_int, nullptr);
-  }
-};
-
 StepRecord metrics_record(int64_t step, const StepStats& st, double lr, double seconds, double wait_s,
                           double tokens) {
   StepRecord r;
@@ -248,13 +220,9 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   for (int64_t step = from.step; step < t.steps; ++step) {
     // Step boundary: stop (after a checkpoint) on a signal or before the
     // time limit would be crossed by the next two steps. One all-reduce.
-    double stop = g_stop_signal != 0 ? 1.0 : 0.0;
-    if (t.max_runtime > 0 && MPI_Wtime() - started + 2 * last_step_s > t.max_runtime) stop = 1.0;
-    run.comm->allreduce_sum(run.world, &stop, 1, Purpose::Other, "stop flag");
-    if (stop > 0) {
+    if (const char* why = stop_reason(*run.comm, run.world, started, last_step_s, t.max_runtime)) {
       save(step);
-      log0("stopping at step %lld (%s); resume with --resume auto\n", (long long)step,
-           g_stop_signal ? "signal" : "train.max_runtime");
+      log0("stopping at step %lld (%s); resume with --resume auto\n", (long long)step, why);
       return kExitStopped;
     }
     const double lr = learning_rate(cfg.optim, step, t.steps);

@@ -85,6 +85,15 @@ Request::~Request() {
 Communicator::Communicator(int world_rank, double timeout_s)
     : world_rank_(world_rank), timeout_s_(timeout_s) {}
 
+Communicator::~Communicator() {
+  if (open_.empty()) return;
+  const Request::State& s = *open_.front();
+  fatal("Communicator::~Communicator", __FILE__, __LINE__,
+        std::to_string(open_.size()) + " collective(s) still open, the first: " + name_of(s.kind) + " (" +
+            name_of(s.purpose) + ") of unit '" + s.label + "' started at step " + std::to_string(s.step) +
+            " (rank " + std::to_string(world_rank_) + "), never waited for");
+}
+
 Clock::time_point Communicator::emulated_arrival(bool inter, int64_t bytes) {
   using Seconds = std::chrono::duration<double>;
   const Clock::time_point now = Clock::now();
@@ -109,7 +118,8 @@ Request Communicator::start(Group& g, const Collective& c) {
     for (;;) sleep(1);  // fault injection: the others' watchdog must fire
   const Clock::time_point t0 = Clock::now();
   Request r(post(g, c));
-  if (in_flight_++ == 0) busy_since_ = t0;
+  if (open_.empty()) busy_since_ = t0;
+  open_.push_back(r.state_.get());
   test(r);
   return r;
 }
@@ -117,8 +127,9 @@ Request Communicator::start(Group& g, const Collective& c) {
 bool Communicator::test(Request& r) {
   if (!r.state_) return true;
   if (!r.state_->advance()) return false;
+  open_.erase(std::find(open_.begin(), open_.end(), r.state_.get()));
   r.state_.reset();
-  if (--in_flight_ == 0)
+  if (open_.empty())
     counters_.in_flight_s += std::chrono::duration<double>(Clock::now() - busy_since_).count();
   return true;
 }

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "src/base/errors.hpp"
 #include "src/comm/group.hpp"
@@ -120,7 +121,11 @@ class Communicator {
  public:
   // world_rank names this rank in watchdog messages and selects it for set_stall.
   Communicator(int world_rank, double timeout_s);
-  virtual ~Communicator() = default;
+  // Aborts the job, naming rank, collective, purpose, unit and step, when a
+  // collective started here was never seen complete: its Request outlives
+  // the communicator (or leaked), and a transfer left in flight can hang
+  // MPI_Finalize.
+  virtual ~Communicator();
   Communicator(const Communicator&) = delete;  // requests point at it
   Communicator& operator=(const Communicator&) = delete;
 
@@ -222,8 +227,8 @@ class Communicator {
   int64_t stall_step_ = -1;
   ByteCounters counters_;
   LinkEmulator inter_link_, intra_link_;
-  int in_flight_ = 0;                      // collectives started and not yet seen complete
-  Request::Clock::time_point busy_since_;  // when in_flight_ last rose from 0
+  std::vector<const Request::State*> open_;  // collectives started and not yet seen complete
+  Request::Clock::time_point busy_since_;    // when open_ last became non-empty
 };
 
 }  // namespace zeropp

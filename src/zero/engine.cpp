@@ -97,6 +97,7 @@ struct Engine::Impl {
   // the model computes: never inside the engine's own work.
   std::unique_ptr<KernelProgress> kernel_progress;
   bool model_running = false;
+  bool frozen = false;  // never stepped: no Adam moments
   Buffer<int32_t> inputs, targets;
   WeightWatcher watch;  // tests: sees every unit's weights as handed to the model
 
@@ -310,10 +311,11 @@ struct Engine::Impl {
   };
 };
 
-Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Model<float>& model)
+Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Model<float>& model, bool frozen)
     : cfg_(cfg), model_(model), impl_(std::make_unique<Impl>(topo, comm, cfg.zero)) {
   auto& I = *impl_;
   const ZeroConfig& z = cfg.zero;
+  I.frozen = frozen;
   I.alpha = resolve_hpz(z, topo);
   if (I.alpha > 1) I.hpz = std::make_unique<Group>(topo, topo.rank / I.alpha, topo.rank % I.alpha, "hpz");
   I.align = unit_align(z);
@@ -329,7 +331,9 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Mode
     s.padded = padded_size(spec.numel, topo.P, I.align);
     s.slice = slice_size(spec.numel, topo.P, I.align);
     s.mine = slice_span(spec.numel, topo.P, topo.rank, I.align);
-    for (Buffer<float>* b : {&s.master, &s.grad, &s.m, &s.v}) *b = Buffer<float>(spec.name.c_str(), s.slice);
+    for (Buffer<float>* b : {&s.master, &s.grad}) *b = Buffer<float>(spec.name.c_str(), s.slice);
+    if (!frozen)
+      for (Buffer<float>* b : {&s.m, &s.v}) *b = Buffer<float>(spec.name.c_str(), s.slice);
     s.segments = decay_segments(spec, s.mine.begin, s.mine.end);
     if (I.hpz) s.secondary = Buffer<uint8_t>("hpZ secondary", I.wire_size(s.padded / I.alpha));
     max_padded = std::max(max_padded, s.padded);
@@ -431,6 +435,8 @@ double Engine::forward_batch(const MicroBatch& mb) {
 
 StepStats Engine::train_step(int64_t step, const std::vector<MicroBatch>& micro, double lr) {
   auto& I = *impl_;
+  if (I.frozen)
+    fatal("Engine::train_step", __FILE__, __LINE__, "a frozen engine (no Adam moments) is never stepped");
   I.comm.set_step(step);
   I.comm.counters().reset();
   // Validation and sampling between steps may have filled the secondaries:
@@ -540,7 +546,7 @@ ShardGroups Engine::checkpoint_shards(bool with_error_feedback) {
       Buffer<float>* bufs[3] = {&us.master, &us.m, &us.v};
       for (int k = 0; k < 3; ++k) {
         TensorShard s = t;
-        s.data = t.end > t.begin ? bufs[k]->data() + at : nullptr;
+        s.data = t.end > t.begin && bufs[k]->size() > 0 ? bufs[k]->data() + at : nullptr;
         g[size_t(k)].second.push_back(s);
       }
     }
@@ -580,7 +586,7 @@ MemoryReport Engine::memory() const {
   for (const auto& s : I.units) {
     r.master += 4 * s.slice;
     r.grad += 4 * s.slice;
-    r.adam += 8 * s.slice;
+    r.adam += s.m.bytes() + s.v.bytes();
     r.secondary += s.secondary.bytes();
   }
   for (const auto& s : I.slots) r.gather += s.full.bytes() + s.wire.bytes() + s.send.bytes();

@@ -81,7 +81,10 @@ struct MicroBatch {
 
 class Engine final : private UnitSource<float> {
  public:
-  Engine(const Config& cfg, const Topology& topo, Communicator& comm, Model<float>& model);
+  // frozen: weights that are never stepped (rlhf's reference): no Adam
+  // moments are allocated, and train_step refuses.
+  Engine(const Config& cfg, const Topology& topo, Communicator& comm, Model<float>& model,
+         bool frozen = false);
   ~Engine() override;
 
   // The model's initialisation of this rank's master shards (same weights on any P).

@@ -4,8 +4,9 @@
 # per-iteration columns (reward, KL, the gather/generate/train/other
 # breakdown, samples/s) and write them to metrics.h5's /rlhf; the KL starts
 # near 0 (the reference is the same weights, int8-gathered); a run stopped at
-# iteration 2 and resumed reproduces iterations 3 and 4 exactly; bad input
-# is one clear error.
+# iteration 2 and resumed reproduces iterations 3 and 4 exactly; SIGTERM and
+# train.max_runtime stop it at an iteration boundary with a checkpoint and
+# exit 3, as they stop `zeropp train`; bad input is one clear error.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
 needs_corpus
@@ -50,6 +51,24 @@ done
 if [[ $rc -eq 0 ]] && grep -q "resume: step 2" <<< "$out_b" && ((same)); then
   ok "resumed at iteration 2, iterations 3 and 4 are the uninterrupted run's"
 else bad "resume: rc=$rc same=$same: $out_b"; fi
+
+# SIGTERM to the ranks (as a batch system sends it): the next iteration boundary stops.
+rlhf "$work/sig" --rlhf.iterations=100000 > "$work/sig.log" &
+launcher=$!
+for _ in $(seq 600); do grep -q '^iter 2/' "$work/sig.log" 2> /dev/null && break; sleep 0.2; done
+pkill -TERM -f -- "^$ZEROPP rlhf .*--train.out_dir=$work/sig( |\$)"
+wait "$launcher"
+rc=$?
+latest=$(cat "$work/sig/checkpoints/latest" 2> /dev/null)
+if [[ $rc -eq 3 ]] && grep -q 'stopping at iteration [0-9]* (signal); resume with --resume auto' "$work/sig.log" &&
+  [[ -n $latest ]] && "$ZEROPP" ckpt verify "$work/sig/checkpoints/$latest" > /dev/null; then
+  ok "SIGTERM: exit 3 at an iteration boundary, $latest saved and verifies"
+else bad "SIGTERM: rc=$rc latest=${latest:-none}: $(tail -3 "$work/sig.log")"; fi
+out=$(rlhf "$work/time" --rlhf.iterations=100000 --train.max_runtime=3); rc=$?
+latest=$(cat "$work/time/checkpoints/latest" 2> /dev/null)
+if [[ $rc -eq 3 ]] && grep -q 'stopping at iteration [0-9]* (train.max_runtime)' <<< "$out" && [[ -n $latest ]]; then
+  ok "train.max_runtime = 3 s: exit 3 with $latest saved"
+else bad "max_runtime: rc=$rc latest=${latest:-none}: $(tail -3 <<< "$out")"; fi
 
 out=$(rlhf "$work/c" --rlhf.completion_len=60); rc=$?
 if [[ $rc -eq 1 ]] && [[ $(grep -c "zeropp: error:" <<< "$out") -eq 1 ]] && grep -q "rlhf.completion_len" <<< "$out"; then

@@ -75,3 +75,22 @@ TEST_CASE("comm.backend: auto picks nccl only with CUDA, a device and device buf
   Topology t(1);
   CHECK(std::string(make_communicator("auto", t, 600, false)->backend()) == "mpi");
 }
+
+// Run by the ctest entry comm_open_request (2 ranks): rank 0 starts an
+// all-gather that rank 1 never joins and leaks its Request; destroying the
+// communicator must abort with one line naming rank, collective and unit
+// (a transfer left in flight otherwise surfaces as a hang in MPI_Finalize).
+TEST_CASE("a communicator destroyed with a collective open aborts with one line", "[.open-request]") {
+  Topology t(1);
+  Group g = Group::world(t);
+  std::vector<float> send{1.0f}, recv(size_t(t.P));
+  if (t.rank == 0) {
+    auto comm = std::make_unique<MpiCommunicator>(world_rank());
+    comm->set_step(5);
+    // leaked on purpose: never waited for, never destroyed
+    new Request(comm->start_allgather(g, send.data(), recv.data(), 1, DType::F32, Purpose::FwdGather, "h.2"));
+    comm.reset();
+    FAIL("the communicator was destroyed with a collective open");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // rank 1: waits for rank 0's abort
+}
