@@ -48,8 +48,8 @@ void lm_head_loss(Vec<T> dx, Vec<T> dW, Vec<T> losses, Vec<T> scratch, CVec<T> x
     softmax_crossentropy_backward<T>(logits, logits, tgt, T(1), n, V);  // in place: g overwrites the probs
     scale_rows(logits.data(), weights.data() + (weights.size() ? r0 : 0), int64_t(weights.size()), n, V);
     const T* g = rounded_operand(prec, logits.data(), int64_t(n) * V, g_r);
-    gemm_on_rounded<T>(prec, Trans::N, Trans::N, n, C, V, T(1), g, V, wr, C, T(0), dx.data() + int64_t(r0) * C,
-                       C);
+    gemm_on_rounded<T>(prec, Trans::N, Trans::N, n, C, V, T(1), g, V, wr, C, T(0),
+                       dx.data() + int64_t(r0) * C, C);
     gemm_on_rounded<T>(prec, Trans::T, Trans::N, V, C, n, T(1), g, V, xr + int64_t(r0) * C, C,
                        r0 == 0 ? T(0) : T(1), dW.data(), C);
   }
@@ -69,8 +69,8 @@ void lm_head_loss_reference(Vec<T> dx, Vec<T> dW, Vec<T> losses, CVec<T> x, CVec
 }
 
 #define ZEROPP_INSTANTIATE_LM_HEAD_LOSS(T)                                                                  \
-  template void lm_head_loss<T>(Vec<T>, Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<int32_t>, CVec<T>, \
-                                int, int, int, int, Precision);                                           \
+  template void lm_head_loss<T>(Vec<T>, Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<int32_t>, CVec<T>,   \
+                                int, int, int, int, Precision);                                             \
   template void lm_head_loss_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<int32_t>, CVec<T>, \
                                           int, int, int, Precision);
 ZEROPP_INSTANTIATE_LM_HEAD_LOSS(float)

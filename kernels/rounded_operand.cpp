@@ -37,9 +37,9 @@ void gemm_on_rounded(Precision prec, Trans ta, Trans tb, int M, int N, int K, T 
     gemm_as<T>(prec, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-#define ZEROPP_INSTANTIATE_ROUNDED_OPERAND(T)                                                             \
-  template bool rounds_operands<T>(Precision);                                                            \
-  template const T* rounded_operand<T>(Precision, const T*, int64_t, std::vector<T>&);                    \
+#define ZEROPP_INSTANTIATE_ROUNDED_OPERAND(T)                                                               \
+  template bool rounds_operands<T>(Precision);                                                              \
+  template const T* rounded_operand<T>(Precision, const T*, int64_t, std::vector<T>&);                      \
   template void gemm_on_rounded<T>(Precision, Trans, Trans, int, int, int, T, const T*, int, const T*, int, \
                                    T, T*, int);
 ZEROPP_INSTANTIATE_ROUNDED_OPERAND(float)

@@ -92,7 +92,8 @@ class Decoder : public Model<T> {
       softmax_crossentropy_forward<T>(probs, decoder::at(losses_, 0, BT), probs, CVec<int32_t>(), int(BT), V);
     } else {
       const CVec<T> lw = this->loss_weights_.empty() ? CVec<T>() : weights(BT);
-      lm_head_loss<T>(head_pending_ ? dx : Vec<T>(), head_pending_ ? decoder::at(head_grad_, 0, int64_t(V) * C) : Vec<T>(),
+      lm_head_loss<T>(head_pending_ ? dx : Vec<T>(),
+                      head_pending_ ? decoder::at(head_grad_, 0, int64_t(V) * C) : Vec<T>(),
                       decoder::at(losses_, 0, BT), decoder::at(logits_, 0, int64_t(chunk_rows_) * V), x, w,
                       CVec<int32_t>(targets_.data(), BT), lw, int(BT), C, V, chunk_rows_, this->prec_);
     }

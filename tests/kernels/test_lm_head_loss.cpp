@@ -3,8 +3,8 @@
 // one row, an odd number of rows, all rows and more than all rows.
 #include <catch2/catch.hpp>
 
-#include "kernels/gemm_bf16.hpp"
 #include "kernels/lm_head_loss.hpp"
+#include "tests/kernels/bf16_kernels.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;
@@ -52,16 +52,11 @@ TEMPLATE_TEST_CASE("chunked LM head + cross-entropy equals the unchunked composi
 TEST_CASE("chunked LM head + cross-entropy in bf16 equals the unchunked composition", "[kernels][bf16]") {
   std::mt19937 rng(62);
   const int N = 9, C = 16, V = 70;
-  for (Bf16Kernel k : {Bf16Kernel::RoundedBlas, Bf16Kernel::OneDnn}) {
-    try {
-      force_bf16_kernel(k);
-    } catch (const std::invalid_argument& e) {
-      WARN("bf16 kernel not available here: " << e.what());
-      continue;
-    }
-    for (int rows : {1, 4, N + 1}) chunked_vs_unchunked<float>(N, C, V, rows, true, true, Precision::BF16, 2e-5, rng);
-  }
-  force_bf16_kernel(std::nullopt);
+  for_each_bf16_kernel([&](Bf16Kernel k) {
+    INFO("kernel " << int(k));
+    for (int rows : {1, 4, N + 1})
+      chunked_vs_unchunked<float>(N, C, V, rows, true, true, Precision::BF16, 2e-5, rng);
+  });
 }
 
 TEST_CASE("LM head chunks: about 4 Mi logits, at least 256 rows, at most all rows", "[kernels]") {

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "kernels/gemm_bf16.hpp"
 #include "kernels/matmul.hpp"
 #include "src/base/bf16.hpp"
+#include "tests/kernels/bf16_kernels.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;
@@ -66,7 +66,8 @@ TEMPLATE_TEST_CASE("matmul backward overwrites dinp in GradMode::Overwrite", "[k
     auto inp = random_buf<T>(N * C, rng), w = random_buf<T>(C * OC, rng), dout = random_buf<T>(N * OC, rng);
     auto dinp = random_buf<T>(N * C, rng, 50, 60), dw = random_buf<T>(C * OC, rng);  // garbage in dinp
     auto dinp_r = random_buf<T>(N * C, rng, -60, -50), dw_r = copy_of<T>(dw);
-    matmul_backward<T>(dinp, dw, Vec<T>(), dout, inp, w, N, C, OC, layout, Precision::FP32, GradMode::Overwrite);
+    matmul_backward<T>(dinp, dw, Vec<T>(), dout, inp, w, N, C, OC, layout, Precision::FP32,
+                       GradMode::Overwrite);
     matmul_backward_reference<T>(dinp_r, dw_r, Vec<T>(), dout, inp, w, N, C, OC, layout, GradMode::Overwrite);
     require_close<T>(dinp, dinp_r, ref_tol<T>(), "dinp");
     require_close<T>(dw, dw_r, ref_tol<T>(), "dweight (still accumulated)");
@@ -79,18 +80,13 @@ TEMPLATE_TEST_CASE("matmul backward overwrites dinp in GradMode::Overwrite", "[k
 TEST_CASE("matmul backward in bf16 equals the reference on bf16-rounded operands", "[kernels][bf16]") {
   std::mt19937 rng(8);
   const int N = 7, C = 12, OC = 20;
-  for (Bf16Kernel k : {Bf16Kernel::RoundedBlas, Bf16Kernel::OneDnn}) {
-    try {
-      force_bf16_kernel(k);
-    } catch (const std::invalid_argument& e) {
-      WARN("bf16 kernel not available here: " << e.what());
-      continue;
-    }
+  for_each_bf16_kernel([&](Bf16Kernel k) {
     for (Trans layout : {Trans::N, Trans::T}) {
       INFO("kernel " << int(k) << " layout " << int(layout));
       auto inp = random_buf<float>(N * C, rng), w = random_buf<float>(C * OC, rng);
       auto dout = random_buf<float>(N * OC, rng);
-      auto dinp = random_buf<float>(N * C, rng), dw = random_buf<float>(C * OC, rng), db = random_buf<float>(OC, rng);
+      auto dinp = random_buf<float>(N * C, rng), dw = random_buf<float>(C * OC, rng),
+           db = random_buf<float>(OC, rng);
       auto dinp_r = copy_of<float>(dinp), dw_r = copy_of<float>(dw), db_r = copy_of<float>(db);
       matmul_backward<float>(dinp, dw, db, dout, inp, w, N, C, OC, layout, Precision::BF16);
       // The reference on rounded copies; the bias gradient sums the unrounded dout.
@@ -104,6 +100,5 @@ TEST_CASE("matmul backward in bf16 equals the reference on bf16-rounded operands
       require_close<float>(dw, dw_r, 2e-5, "dweight");
       require_close<float>(db, db_r, 2e-5, "dbias");
     }
-  }
-  force_bf16_kernel(std::nullopt);
+  });
 }

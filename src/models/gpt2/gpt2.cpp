@@ -82,8 +82,8 @@ int64_t GPT<T>::activation_bytes() const {
   for (const auto* layer : {&a.ln1, &a.ln1_mean, &a.ln1_rstd, &a.qkv, &a.atty, &a.att, &a.res2, &a.ln2,
                             &a.ln2_mean, &a.ln2_rstd, &a.fch, &a.fch_gelu, &a.res3})
     for (const Buf<T>& b : *layer) n += int64_t(b.size());
-  for (const Buf<T>* b : {&a.encoded, &a.preatt, &a.scratchC, &a.lnf, &a.lnf_mean, &a.lnf_rstd, &a.dres, &a.dC,
-                          &a.dlnf, &a.dqkv, &a.dfch, &a.dgelu, &a.dpreatt, &a.datt})
+  for (const Buf<T>* b : {&a.encoded, &a.preatt, &a.scratchC, &a.lnf, &a.lnf_mean, &a.lnf_rstd, &a.dres,
+                          &a.dC, &a.dlnf, &a.dqkv, &a.dfch, &a.dgelu, &a.dpreatt, &a.datt})
     n += int64_t(b->size());
   return n * int64_t(sizeof(T)) + this->own_bytes();
 }
@@ -210,8 +210,8 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
                           at(a.att[l], 0, natt), B, Tn, C, NH);
     matmul_backward<T>(dC, G(g, ps[ATTNW]), G(g, ps[ATTNB]), dqkv, at(a.ln1[l], 0, nC), P(w, ps[ATTNW]),
                        int(BT), C, 3 * C, Trans::N, this->prec_, first);  // dln1
-    layernorm_backward<T>(dres, G(g, ps[LN1W]), G(g, ps[LN1B]), dC, x, P(w, ps[LN1W]), at(a.ln1_mean[l], 0, BT),
-                          at(a.ln1_rstd[l], 0, BT), int(BT), C);
+    layernorm_backward<T>(dres, G(g, ps[LN1W]), G(g, ps[LN1B]), dC, x, P(w, ps[LN1W]),
+                          at(a.ln1_mean[l], 0, BT), at(a.ln1_rstd[l], 0, BT), int(BT), C);
     finish_backward(src, u);
   }
   // embeddings: wte gets its second contribution, then the unit is complete.

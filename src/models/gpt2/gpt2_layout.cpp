@@ -52,8 +52,8 @@ int64_t gpt2_activation_bytes(const ModelConfig& m, int B, int T) {
   // scratchC, lnf and three dC buffers, dqkv 3, dfch 4, dgelu 4 (17·BTC), lnf
   // mean/rstd and losses (3·BT), preatt, dpreatt, datt, one chunk of the LM
   // head's logits and its weight gradient (decoder.hpp).
-  const int64_t floats = BT * C * (16 * L + 17) + BT * (4 * L + 3) + att * (L + 3) +
-                         lm_head_chunk_rows(BT, V) * V + V * C;
+  const int64_t floats =
+      BT * C * (16 * L + 17) + BT * (4 * L + 3) + att * (L + 3) + lm_head_chunk_rows(BT, V) * V + V * C;
   return 4 * (floats + 2 * BT);  // + int32 tokens and targets
 }
 

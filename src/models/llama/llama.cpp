@@ -37,8 +37,8 @@ struct Llama<T>::Acts {
     std::vector<const Buf<T>*> v;
     for (const auto* layer : {&xn1, &rstd1, &qkv, &qkvr, &atty, &att, &res2, &xn2, &rstd2, &h, &g, &res3})
       for (const Buf<T>& b : *layer) v.push_back(&b);
-    for (const Buf<T>* b :
-         {&encoded, &preatt, &scratchC, &xnf, &rstdf, &dres, &dC, &dxnf, &dqkv, &dqkvr, &dh, &dg, &dpreatt, &datt})
+    for (const Buf<T>* b : {&encoded, &preatt, &scratchC, &xnf, &rstdf, &dres, &dC, &dxnf, &dqkv, &dqkvr, &dh,
+                            &dg, &dpreatt, &datt})
       v.push_back(b);
     return v;
   }
