@@ -19,7 +19,7 @@ import collections
 import re
 import sys
 
-HELPERS = {"gemm", "gemm_strided_batched", "gemm_as", "for_column_chunks", "for_element_chunks", "softmax_row",
+HELPERS = {"gemm", "gemm_strided_batched", "gemm_as", "gemm_on_rounded", "for_column_chunks", "for_element_chunks", "softmax_row",
            "layernorm_row", "exp_nonpositive", "tanh_vectorisable"}
 NAME = re.compile(r"zeropp::((?:\(anonymous namespace\)::)?(?:[A-Za-z_]\w*(?:<[^<>]*>)?::)*[A-Za-z_]\w*)")
 
