@@ -1,6 +1,9 @@
 #include "kernels/matmul.hpp"
 
+#include <vector>
+
 #include "kernels/gemm_bf16.hpp"
+#include "kernels/rounded_operand.hpp"
 
 namespace zeropp {
 
@@ -29,29 +32,31 @@ void matmul_forward(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N
 
 template <class T>
 void matmul_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp, CVec<T> weight,
-                     int N, int C, int OC, Trans wlayout, Precision prec) {
+                     int N, int C, int OC, Trans wlayout, Precision prec, GradMode dinp_mode) {
+  // Each operand rounded once in bf16: dout feeds both products.
+  static thread_local std::vector<T> dout_r, inp_r, weight_r;
+  const T* dy = rounded_operand(prec, dout.data(), int64_t(N) * OC, dout_r);
+  const T* x = rounded_operand(prec, inp.data(), int64_t(N) * C, inp_r);
+  const T* w = rounded_operand(prec, weight.data(), int64_t(C) * OC, weight_r);
+  const T beta_dinp = dinp_mode == GradMode::Overwrite ? T(0) : T(1);
   if (wlayout == Trans::N) {
     // W [C,OC]: dinp = dout · W^T, dW = inp^T · dout.
-    gemm_as<T>(prec, Trans::N, Trans::T, N, C, OC, T(1), dout.data(), OC, weight.data(), OC, T(1),
-               dinp.data(), C);
-    gemm_as<T>(prec, Trans::T, Trans::N, C, OC, N, T(1), inp.data(), C, dout.data(), OC, T(1), dweight.data(),
-               OC);
+    gemm_on_rounded<T>(prec, Trans::N, Trans::T, N, C, OC, T(1), dy, OC, w, OC, beta_dinp, dinp.data(), C);
+    gemm_on_rounded<T>(prec, Trans::T, Trans::N, C, OC, N, T(1), x, C, dy, OC, T(1), dweight.data(), OC);
   } else {
     // W [OC,C]: dinp = dout · W, dW = dout^T · inp.
-    gemm_as<T>(prec, Trans::N, Trans::N, N, C, OC, T(1), dout.data(), OC, weight.data(), C, T(1), dinp.data(),
-               C);
-    gemm_as<T>(prec, Trans::T, Trans::N, OC, C, N, T(1), dout.data(), OC, inp.data(), C, T(1), dweight.data(),
-               C);
+    gemm_on_rounded<T>(prec, Trans::N, Trans::N, N, C, OC, T(1), dy, OC, w, C, beta_dinp, dinp.data(), C);
+    gemm_on_rounded<T>(prec, Trans::T, Trans::N, OC, C, N, T(1), dy, OC, x, C, T(1), dweight.data(), C);
   }
   if (dbias.size() == 0) return;
   T* db = dbias.data();
-  const T* dy = dout.data();
+  const T* dyf = dout.data();  // the bias gradient stays fp32
   Kokkos::parallel_for(
       "matmul_backward_dbias", Range(0, (OC + kChunk - 1) / kChunk), KOKKOS_LAMBDA(const int64_t chunk) {
         const int j0 = int(chunk) * kChunk;
         const int j1 = j0 + kChunk < OC ? j0 + kChunk : OC;
         for (int64_t n = 0; n < N; ++n) {
-          const T* dyr = dy + n * OC;
+          const T* dyr = dyf + n * OC;
           for (int j = j0; j < j1; ++j) db[j] += dyr[j];
         }
       });
@@ -78,7 +83,9 @@ void matmul_forward_reference(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> b
 
 template <class T>
 void matmul_backward_reference(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp,
-                               CVec<T> weight, int N, int C, int OC, Trans wlayout) {
+                               CVec<T> weight, int N, int C, int OC, Trans wlayout, GradMode dinp_mode) {
+  if (dinp_mode == GradMode::Overwrite)
+    for (int64_t i = 0; i < int64_t(N) * C; ++i) dinp(i) = T(0);
   for (int64_t n = 0; n < N; ++n)
     for (int j = 0; j < OC; ++j) {
       const T d = dout(n * OC + j);
@@ -94,10 +101,10 @@ void matmul_backward_reference(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T
 #define ZEROPP_INSTANTIATE_MATMUL(T)                                                                        \
   template void matmul_forward<T>(Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, Trans, Precision);      \
   template void matmul_backward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, Trans, \
-                                   Precision);                                                              \
+                                   Precision, GradMode);                                                    \
   template void matmul_forward_reference<T>(Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, Trans);       \
   template void matmul_backward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int,   \
-                                             int, Trans);
+                                             int, Trans, GradMode);
 ZEROPP_INSTANTIATE_MATMUL(float)
 ZEROPP_INSTANTIATE_MATMUL(double)
 

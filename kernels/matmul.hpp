@@ -9,14 +9,16 @@
 // the GEMM accumulate onto it (beta = 1), so out is written in one GEMM pass.
 //
 // Backward accumulates into every gradient through GEMMs with beta = 1:
-//   dinp    += dout · op(W)^T                  [N,C]
+//   dinp    += dout · op(W)^T                  [N,C]  (dinp_mode Overwrite: =, beta = 0,
+//                                                      for a scratch buffer it writes first)
 //   dweight += inp^T · dout  (layout N, [C,OC])  or  dout^T · inp  (layout T, [OC,C])
 //   dbias   += sum_n dout[n,:]                 (skipped when dbias.size()==0)
 // The bias column sums run in parallel over disjoint channel chunks.
 //
 // prec = Precision::BF16 (fp32 views only) runs the GEMMs of both passes on
 // bf16-rounded operands with fp32 accumulation and fp32 outputs (gemm_bf16.hpp);
-// the bias and its gradient stay fp32.
+// the bias and its gradient stay fp32. The backward rounds dout, which feeds
+// both of its products, once (rounded_operand.hpp).
 #pragma once
 
 #include "kernels/common.hpp"
@@ -25,13 +27,17 @@
 
 namespace zeropp {
 
+// Whether a backward kernel adds into an input gradient or overwrites it.
+enum class GradMode { Accumulate, Overwrite };
+
 template <class T>
 void matmul_forward(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N, int C, int OC,
                     Trans wlayout = Trans::N, Precision prec = Precision::FP32);
 
 template <class T>
 void matmul_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp, CVec<T> weight,
-                     int N, int C, int OC, Trans wlayout = Trans::N, Precision prec = Precision::FP32);
+                     int N, int C, int OC, Trans wlayout = Trans::N, Precision prec = Precision::FP32,
+                     GradMode dinp_mode = GradMode::Accumulate);
 
 template <class T>
 void matmul_forward_reference(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N, int C, int OC,
@@ -39,6 +45,7 @@ void matmul_forward_reference(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> b
 
 template <class T>
 void matmul_backward_reference(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp,
-                               CVec<T> weight, int N, int C, int OC, Trans wlayout = Trans::N);
+                               CVec<T> weight, int N, int C, int OC, Trans wlayout = Trans::N,
+                               GradMode dinp_mode = GradMode::Accumulate);
 
 }  // namespace zeropp

@@ -1,6 +1,7 @@
 // What the decoder families (GPT-2, LLaMA) share behind the Model interface:
-// their configuration and description, the size of the last forward, the
-// probabilities left by a forward without targets, and the initialisation
+// their configuration and description, the size of the last forward, the LM
+// head with its loss (chunked, its backward run in the forward: lm_head_loss.hpp),
+// the probabilities left by a forward without targets, and the initialisation
 // (N(0, 0.02), residual-stream projections N(0, 0.02/sqrt(2L)), as each
 // family's layout marks them). Each family adds its passes and buffers.
 #pragma once
@@ -12,6 +13,7 @@
 
 #include "kernels/attention_decode.hpp"
 #include "kernels/crossentropy.hpp"
+#include "kernels/lm_head_loss.hpp"
 #include "kernels/matmul.hpp"
 #include "src/base/errors.hpp"
 #include "src/models/decoder_parts.hpp"
@@ -24,7 +26,7 @@ template <class T>
 class Decoder : public Model<T> {
  public:
   const ModelDescription& describe() const override { return desc_; }
-  CVec<T> probs() const override { return CVec<T>(logits_.data(), int64_t(B_) * Tn_ * cfg_.vocab_size); }
+  CVec<T> probs() const override { return CVec<T>(probs_.data(), int64_t(B_) * Tn_ * cfg_.vocab_size); }
   void init_unit(int unit, uint64_t seed, int64_t begin, int64_t end, T* out) const override {
     init_elements(layout_.units[size_t(unit)], unit, seed, 0.02, 0.02 / std::sqrt(2.0 * cfg_.n_layer), begin,
                   end, out);
@@ -45,7 +47,9 @@ class Decoder : public Model<T> {
     }
     dec_B_ = B;
   }
-  int64_t decode_bytes() const override { return cache_ ? cache_->bytes() + dec_->bytes() : 0; }
+  int64_t decode_bytes() const override {
+    return (cache_ ? cache_->bytes() + dec_->bytes() : 0) + int64_t(probs_.size() * sizeof(T));
+  }
 
  protected:
   // Buffers for up to B sequences of up to Tmax tokens.
@@ -57,7 +61,9 @@ class Decoder : public Model<T> {
         Tmax_(Tmax),
         tokens_("tokens", size_t(B) * Tmax),
         targets_("targets", size_t(B) * Tmax),
-        logits_("logits", size_t(B) * Tmax * cfg.vocab_size),
+        chunk_rows_(int(lm_head_chunk_rows(int64_t(B) * Tmax, cfg.vocab_size))),
+        logits_("logits", size_t(chunk_rows_) * cfg.vocab_size),
+        head_grad_("head_grad", size_t(cfg.vocab_size) * cfg.n_embd),
         losses_("losses", size_t(B) * Tmax) {}
   // Records B×Tn for backward() and probs() and keeps the tokens (and the
   // targets, when given) in the family's buffers; whether targets were given.
@@ -66,33 +72,48 @@ class Decoder : public Model<T> {
     Tn_ = Tn;
     return decoder::keep_tokens(tokens_, targets_, tokens, targets, int64_t(B) * Tn);
   }
-  // The last forward's LM head: logits of x [B·Tn, C] against unit `unit`'s
-  // first parameter [V, C], turned into probabilities in place; with targets,
-  // the per-token losses into losses_ and their mean returned (else 0).
-  double head_and_loss(UnitSource<T>& src, int unit, CVec<T> x, bool with_targets) {
+  // The last forward's LM head: x [B·Tn, C] against unit `unit`'s first
+  // parameter [V, C]. Without targets, the probabilities of every position into
+  // probs_ (allocated by the first such forward); returns 0. With targets, the
+  // per-token losses into losses_ and their (weighted) mean returned; when a
+  // backward follows, the head's backward too, chunk by chunk
+  // (lm_head_loss.hpp): dx gets the gradient of the summed weighted losses
+  // with respect to x and head_grad_ that of the head's weights, both
+  // unscaled until head_backward.
+  double head_and_loss(UnitSource<T>& src, int unit, CVec<T> x, Vec<T> dx, bool with_targets) {
     const int C = cfg_.n_embd, V = cfg_.vocab_size;
     const int64_t BT = int64_t(B_) * Tn_;
-    const Vec<T> logits = decoder::at(logits_, 0, BT * V);
-    CVec<T> w = src.acquire(unit);
-    matmul_forward<T>(logits, x, decoder::P(w, layout_.units[size_t(unit)].params[0]), CVec<T>(), int(BT), C,
-                      V, Trans::T, this->prec_);
+    CVec<T> w = decoder::P(src.acquire(unit), layout_.units[size_t(unit)].params[0]);
+    head_pending_ = with_targets && this->backward_follows_;
+    if (!with_targets) {
+      if (probs_.size() == 0) probs_ = Buf<T>("probs", size_t(Bmax_) * Tmax_ * V);
+      const Vec<T> probs = decoder::at(probs_, 0, BT * V);
+      matmul_forward<T>(probs, x, w, CVec<T>(), int(BT), C, V, Trans::T, this->prec_);
+      softmax_crossentropy_forward<T>(probs, decoder::at(losses_, 0, BT), probs, CVec<int32_t>(), int(BT), V);
+    } else {
+      const CVec<T> lw = this->loss_weights_.empty() ? CVec<T>() : weights(BT);
+      lm_head_loss<T>(head_pending_ ? dx : Vec<T>(),
+                      head_pending_ ? decoder::at(head_grad_, 0, int64_t(V) * C) : Vec<T>(),
+                      decoder::at(losses_, 0, BT), decoder::at(logits_, 0, int64_t(chunk_rows_) * V), x, w,
+                      CVec<int32_t>(targets_.data(), BT), lw, int(BT), C, V, chunk_rows_, this->prec_);
+    }
     src.release(unit);
-    softmax_crossentropy_forward<T>(logits, decoder::at(losses_, 0, BT), logits,
-                                    with_targets ? CVec<int32_t>(targets_.data(), BT) : CVec<int32_t>(),
-                                    int(BT), V);
     if (!with_targets) return 0.0;
     return this->loss_weights_.empty() ? decoder::mean_loss(losses_, BT)
                                        : decoder::weighted_mean_loss(losses_, weights(BT), BT);
   }
-  // The LM head's backward: the gradient of dloss·sum_n w_n·loss_n with
-  // respect to the logits, overwriting the probabilities in logits_.
-  Vec<T> head_backward(T dloss) {
-    const int V = cfg_.vocab_size;
-    const int64_t BT = int64_t(B_) * Tn_;
-    const Vec<T> dlogits = decoder::at(logits_, 0, BT * V);
-    softmax_crossentropy_backward<T>(dlogits, dlogits, CVec<int32_t>(targets_.data(), BT), dloss, int(BT), V);
-    if (!this->loss_weights_.empty()) decoder::scale_rows(dlogits, weights(BT), BT, V);
-    return dlogits;
+  // Starts a backward: scales the head's input gradient dx (head_and_loss's)
+  // by dloss and adds dloss times the head's weight gradient into
+  // grad(unit); the family calls grad_done(unit) when the unit is complete.
+  void head_backward(UnitSource<T>& src, int unit, T dloss, Vec<T> dx) {
+    if (!head_pending_)
+      fatal("Decoder::head_backward", __FILE__, __LINE__,
+            "backward without a forward with targets that prepared it (Model::set_backward_follows)");
+    head_pending_ = false;
+    const int64_t n = int64_t(cfg_.vocab_size) * cfg_.n_embd;
+    decoder::scale(dx, dloss);
+    decoder::add_scaled(decoder::G(src.grad(unit), layout_.units[size_t(unit)].params[0]),
+                        CVec<T>(head_grad_.data(), n), dloss);
   }
   // The loss weights of the last forward's BT tokens (a mismatch is a caller's bug).
   CVec<T> weights(int64_t BT) const {
@@ -159,12 +180,17 @@ class Decoder : public Model<T> {
   std::unique_ptr<KVCache<T>> cache_;
   std::unique_ptr<DecodeScratch<T>> dec_;
   Buf<int32_t> tokens_, targets_;  // the last forward's, for its backward
-  Buf<T> logits_;                  // [B, T, V]: probabilities after a forward, dlogits in backward
+  int chunk_rows_;                 // rows of the LM head's chunks (lm_head_chunk_rows)
+  Buf<T> logits_;                  // [chunk_rows_, V]: one chunk's logits, probabilities, dlogits
+  Buf<T> head_grad_;               // [V, C]: the head's weight gradient, from the forward to the backward
   Buf<T> losses_;                  // [B, T]
+  Buf<T> probs_;                   // [B, T, V] after a forward without targets (allocated by the first)
+  bool head_pending_ = false;      // the last forward ran the head's backward
 
-  // Bytes of the buffers above, part of each family's activation_bytes().
+  // Bytes of the buffers above allocated at construction, part of each
+  // family's activation_bytes() (probs_ is decode_bytes()'s).
   int64_t own_bytes() const {
-    return int64_t((logits_.size() + losses_.size()) * sizeof(T) +
+    return int64_t((logits_.size() + head_grad_.size() + losses_.size()) * sizeof(T) +
                    (tokens_.size() + targets_.size()) * sizeof(int32_t));
   }
 };

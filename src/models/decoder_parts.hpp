@@ -1,7 +1,7 @@
 // Small pieces the decoders in src/models share: views into activation
 // buffers, a parameter's part of its unit's flat buffer, the tokens a
 // forward keeps for its backward, the (weighted) mean of the per-token
-// losses and the per-token scaling of their gradient.
+// losses and the scaling of gradients by the loss scale.
 #pragma once
 
 #include <cstdint>
@@ -82,11 +82,18 @@ double weighted_mean_loss(const Buf<T>& losses, CVec<T> w, int64_t BT) {
   return sum / double(BT);
 }
 
-// Row n of x [N, V] times w[n].
+// x *= a.
 template <class T>
-void scale_rows(const Vec<T>& x, CVec<T> w, int64_t N, int V) {
+void scale(const Vec<T>& x, T a) {
   Kokkos::parallel_for(
-      "scale_rows", Range(0, N * V), KOKKOS_LAMBDA(int64_t i) { x(i) *= w(i / V); });
+      "decoder_scale", Range(0, int64_t(x.size())), KOKKOS_LAMBDA(int64_t i) { x(i) *= a; });
+}
+
+// y += a·x.
+template <class T>
+void add_scaled(const Vec<T>& y, CVec<T> x, T a) {
+  Kokkos::parallel_for(
+      "decoder_add_scaled", Range(0, int64_t(y.size())), KOKKOS_LAMBDA(int64_t i) { y(i) += a * x(i); });
 }
 
 }  // namespace zeropp::decoder

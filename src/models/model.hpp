@@ -90,13 +90,14 @@ class Model {
   // gradient of the mean; 1/(B·Tn·A) averages over A accumulated micro-batches.
   virtual void backward(T dloss, UnitSource<T>& src) = 0;
 
-  // Probabilities [B, Tn, V] after a forward without targets.
+  // Probabilities [B, Tn, V] after a forward without targets (the buffer for
+  // them is allocated by the first such forward and counted in decode_bytes()).
   virtual CVec<T> probs() const = 0;
 
   // Generation with a KV cache. decode_reset(B) starts B <= Bmax new
   // sequences with empty caches (the caches and their scratch, sized for
   // B×Tmax, are allocated by the first call and grown by one with a larger B;
-  // decode_bytes() says how much).
+  // decode_bytes() says how much, with probs()'s buffer).
   // decode() then runs tokens [B, Tn] at positions pos..pos+Tn-1 of every
   // sequence (pos: the tokens decoded since the reset, the same for all B;
   // pos + Tn <= Tmax): a prompt's prefill is one call with Tn = its length,
@@ -130,9 +131,16 @@ class Model {
   // exactly as without weights.
   void set_loss_weights(std::vector<T> w) { loss_weights_ = std::move(w); }
 
+  // Whether a backward follows the forwards with targets (the default). The
+  // decoder families run their LM head's backward inside such a forward
+  // (decoder.hpp); forwards for a loss alone (validation) turn it off and
+  // skip that work. backward() after such a forward is a caller's bug.
+  void set_backward_follows(bool b) { backward_follows_ = b; }
+
  protected:
   Precision prec_ = Precision::FP32;
   std::vector<T> loss_weights_;
+  bool backward_follows_ = true;
 };
 
 // The families by name (model.family); Error naming the key for another.

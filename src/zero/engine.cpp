@@ -475,7 +475,9 @@ StepStats Engine::train_step(int64_t step, const std::vector<MicroBatch>& micro,
 double Engine::eval_loss(const std::vector<MicroBatch>& batches) {
   auto& I = *impl_;
   double sum = 0;
+  model_.set_backward_follows(false);  // losses only: the model skips the LM head's backward
   for (const MicroBatch& mb : batches) sum += forward_batch(mb);
+  model_.set_backward_follows(true);
   I.resident_unit = -1;
   I.comm.allreduce_sum(I.world, &sum, 1, Purpose::Other, "val loss");
   return sum / double(batches.size()) / I.topo.P;

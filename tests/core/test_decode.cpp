@@ -109,4 +109,9 @@ TEST_CASE("decode: a reset starts new sequences; bad calls are refused", "[model
   model->decode_reset(2);  // grows the cache for two sequences
   CHECK(model->decode_bytes() > one);
   model->decode(CVec<int32_t>(tok.data(), 4), 2, 2, 0, src);
+  // A forward without targets allocates the probabilities for Bmax x Tmax, counted here too.
+  const int64_t decoding = model->decode_bytes();
+  model->forward(t, CVec<int32_t>(), 1, 4, src);
+  CHECK(model->decode_bytes() ==
+        decoding + int64_t(2) * m.max_seq_len * m.vocab_size * int64_t(sizeof(double)));
 }

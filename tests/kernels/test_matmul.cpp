@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "kernels/matmul.hpp"
+#include "src/base/bf16.hpp"
+#include "tests/kernels/bf16_kernels.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;
@@ -54,4 +56,49 @@ TEST_CASE("matmul backward matches finite differences", "[kernels]") {
     check_accumulates({dinp, dw, db},
                       [&] { matmul_backward<double>(dinp, dw, db, R, inp, w, N, C, OC, layout); });
   }
+}
+
+TEMPLATE_TEST_CASE("matmul backward overwrites dinp in GradMode::Overwrite", "[kernels]", float, double) {
+  using T = TestType;
+  std::mt19937 rng(7);
+  for (Trans layout : {Trans::N, Trans::T}) {
+    const int N = 6, C = 9, OC = 5;
+    auto inp = random_buf<T>(N * C, rng), w = random_buf<T>(C * OC, rng), dout = random_buf<T>(N * OC, rng);
+    auto dinp = random_buf<T>(N * C, rng, 50, 60), dw = random_buf<T>(C * OC, rng);  // garbage in dinp
+    auto dinp_r = random_buf<T>(N * C, rng, -60, -50), dw_r = copy_of<T>(dw);
+    matmul_backward<T>(dinp, dw, Vec<T>(), dout, inp, w, N, C, OC, layout, Precision::FP32,
+                       GradMode::Overwrite);
+    matmul_backward_reference<T>(dinp_r, dw_r, Vec<T>(), dout, inp, w, N, C, OC, layout, GradMode::Overwrite);
+    require_close<T>(dinp, dinp_r, ref_tol<T>(), "dinp");
+    require_close<T>(dw, dw_r, ref_tol<T>(), "dweight (still accumulated)");
+    Buf<T> dinp0("dinp0", N * C), dw0("dw0", C * OC);  // accumulating into zeros gives the same dinp
+    matmul_backward_reference<T>(dinp0, dw0, Vec<T>(), dout, inp, w, N, C, OC, layout);
+    require_close<T>(dinp, dinp0, ref_tol<T>(), "dinp vs accumulated into zeros");
+  }
+}
+
+TEST_CASE("matmul backward in bf16 equals the reference on bf16-rounded operands", "[kernels][bf16]") {
+  std::mt19937 rng(8);
+  const int N = 7, C = 12, OC = 20;
+  for_each_bf16_kernel([&](Bf16Kernel k) {
+    for (Trans layout : {Trans::N, Trans::T}) {
+      INFO("kernel " << int(k) << " layout " << int(layout));
+      auto inp = random_buf<float>(N * C, rng), w = random_buf<float>(C * OC, rng);
+      auto dout = random_buf<float>(N * OC, rng);
+      auto dinp = random_buf<float>(N * C, rng), dw = random_buf<float>(C * OC, rng),
+           db = random_buf<float>(OC, rng);
+      auto dinp_r = copy_of<float>(dinp), dw_r = copy_of<float>(dw), db_r = copy_of<float>(db);
+      matmul_backward<float>(dinp, dw, db, dout, inp, w, N, C, OC, layout, Precision::BF16);
+      // The reference on rounded copies; the bias gradient sums the unrounded dout.
+      auto inp16 = copy_of<float>(inp), w16 = copy_of<float>(w), dout16 = copy_of<float>(dout);
+      for (auto* b : {&inp16, &w16, &dout16}) round_to_bf16(b->data(), int64_t(b->size()));
+      Buf<float> nobias("nobias", 0);
+      matmul_backward_reference<float>(dinp_r, dw_r, nobias, dout16, inp16, w16, N, C, OC, layout);
+      for (int j = 0; j < OC; ++j)
+        for (int n = 0; n < N; ++n) db_r(j) += dout(n * OC + j);
+      require_close<float>(dinp, dinp_r, 2e-5, "dinp");
+      require_close<float>(dw, dw_r, 2e-5, "dweight");
+      require_close<float>(db, db_r, 2e-5, "dbias");
+    }
+  });
 }

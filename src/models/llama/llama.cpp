@@ -28,16 +28,17 @@ struct Llama<T>::Acts {
   Buf<T> encoded;  // [B,T,C] residual stream into layers.0
   std::vector<Buf<T>> xn1, rstd1, qkv, qkvr, atty, att, res2, xn2, rstd2, h, g, res3;  // per layer
   Buf<T> preatt, scratchC, xnf, rstdf;
-  // backward scratch
-  Buf<T> dres_a, dres_b, dres2, dmlp, dxn2, dattproj, datty, dxn1, dxnf, dqkv, dqkvr, dh, dg, dpreatt, datt;
+  // backward scratch: dres the residual stream's gradient, dC each block's
+  // [B,T,C] gradients in turn (dxn2, datty, dxn1), dxnf the final norm's
+  // output gradient (written by the forward's LM head)
+  Buf<T> dres, dC, dxnf, dqkv, dqkvr, dh, dg, dpreatt, datt;
 
   std::vector<const Buf<T>*> all() const {
     std::vector<const Buf<T>*> v;
     for (const auto* layer : {&xn1, &rstd1, &qkv, &qkvr, &atty, &att, &res2, &xn2, &rstd2, &h, &g, &res3})
       for (const Buf<T>& b : *layer) v.push_back(&b);
-    for (const Buf<T>* b :
-         {&encoded,  &preatt, &scratchC, &xnf,  &rstdf, &dres_a, &dres_b, &dres2, &dmlp,    &dxn2,
-          &dattproj, &datty,  &dxn1,     &dxnf, &dqkv,  &dqkvr,  &dh,     &dg,    &dpreatt, &datt})
+    for (const Buf<T>* b : {&encoded, &preatt, &scratchC, &xnf, &rstdf, &dres, &dC, &dxnf, &dqkv, &dqkvr, &dh,
+                            &dg, &dpreatt, &datt})
       v.push_back(b);
     return v;
   }
@@ -71,9 +72,7 @@ Llama<T>::Llama(const ModelConfig& cfg, int B, int Tmax)
   a.scratchC = buf("scratchC", BT * C);
   a.xnf = buf("xnf", BT * C);
   a.rstdf = buf("rstdf", BT);
-  for (Buf<T>* b :
-       {&a.dres_a, &a.dres_b, &a.dres2, &a.dmlp, &a.dxn2, &a.dattproj, &a.datty, &a.dxn1, &a.dxnf})
-    *b = buf("dC", BT * C);
+  for (Buf<T>* b : {&a.dres, &a.dC, &a.dxnf}) *b = buf("dC", BT * C);
   a.dqkv = buf("dqkv", BT * 3 * C);
   a.dqkvr = buf("dqkv_rope", BT * 3 * C);
   a.dh = buf("dh", BT * 2 * F);
@@ -98,8 +97,8 @@ std::vector<int> Llama<T>::unit_schedule(Pass pass) const {
   const int last = llama::head_unit(cfg_);
   if (pass == Pass::Forward)
     for (int u = 0; u <= last; ++u) s.push_back(u);
-  else
-    for (int u = last; u >= 1; --u) s.push_back(u);  // the embeddings' backward needs no weights
+  else  // the head's backward ran in the forward; the embeddings' needs no weights
+    for (int u = llama::final_norm_unit(cfg_); u >= 1; --u) s.push_back(u);
   return s;
 }
 
@@ -148,74 +147,69 @@ double Llama<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int
                        P(w, layout_.units[size_t(u)].params[0]), int(BT), C);
     src.release(u);
   }
-  return this->head_and_loss(src, llama::head_unit(cfg_), at(a.xnf, 0, nC), with_targets);
+  return this->head_and_loss(src, llama::head_unit(cfg_), at(a.xnf, 0, nC), at(a.dxnf, 0, nC), with_targets);
 }
 
 template <class T>
 void Llama<T>::backward(T dloss, UnitSource<T>& src) {
   const int B = B_, Tn = Tn_;
-  const int C = cfg_.n_embd, V = cfg_.vocab_size, NH = cfg_.n_head, L = cfg_.n_layer, F = F_;
+  const int C = cfg_.n_embd, NH = cfg_.n_head, L = cfg_.n_layer, F = F_;
   const int64_t BT = int64_t(B) * Tn, nC = BT * C, nF = BT * F;
   const int64_t natt = int64_t(B) * NH * Tn * Tn;
   auto& a = *a_;
   const CVec<int32_t> tok(this->tokens_.data(), BT);
 
-  // head: dlogits overwrite the probabilities in place
-  const Vec<T> dlogits = this->head_backward(dloss);
+  // head: its backward ran in the forward; its gradient is complete here.
   const Vec<T> dxnf = at(a.dxnf, 0, nC);
-  zero(dxnf);
   {
     const int u = llama::head_unit(cfg_);
-    const auto [w, g, ps] = acquire_for_backward(src, layout_, u);
-    const auto& wo = ps[0];
-    matmul_backward<T>(dxnf, G(g, wo), Vec<T>(), dlogits, at(a.xnf, 0, nC), P(w, wo), int(BT), C, V, Trans::T,
-                       this->prec_);
-    finish_backward(src, u);
+    this->head_backward(src, u, dloss, dxnf);
+    src.grad_done(u);
   }
-  Vec<T> dout = at(a.dres_a, 0, nC), din = at(a.dres_b, 0, nC);
-  zero(dout);
+  // The residual stream's gradient stays in dres (as in GPT<T>::backward):
+  // each block reads it as its projections' output gradient and its two
+  // norms' backwards add into it.
+  const Vec<T> dres = at(a.dres, 0, nC);
+  zero(dres);
   {
     const int u = llama::final_norm_unit(cfg_);
     const auto [w, g, ps] = acquire_for_backward(src, layout_, u);
     const auto& p = ps[0];
-    rmsnorm_backward<T>(dout, G(g, p), dxnf, at(a.res3[L - 1], 0, nC), P(w, p), at(a.rstdf, 0, BT), int(BT),
+    rmsnorm_backward<T>(dres, G(g, p), dxnf, at(a.res3[L - 1], 0, nC), P(w, p), at(a.rstdf, 0, BT), int(BT),
                         C);
     finish_backward(src, u);
   }
-  const Vec<T> dres2 = at(a.dres2, 0, nC), dmlp = at(a.dmlp, 0, nC), dxn2 = at(a.dxn2, 0, nC);
-  const Vec<T> dattproj = at(a.dattproj, 0, nC), datty = at(a.datty, 0, nC), dxn1 = at(a.dxn1, 0, nC);
+  const Vec<T> dC = at(a.dC, 0, nC);
   const Vec<T> dqkv = at(a.dqkv, 0, 3 * nC), dqkvr = at(a.dqkvr, 0, 3 * nC);
   const Vec<T> dh = at(a.dh, 0, 2 * nF), dg = at(a.dg, 0, nF);
+  constexpr GradMode first = GradMode::Overwrite;
   for (int l = L - 1; l >= 0; --l) {
     const int u = llama::block_unit(l);
     const auto [w, g, ps] = acquire_for_backward(src, layout_, u);
     const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
-    for (const Vec<T>& v : {din, dres2, dmlp, dxn2, dattproj, datty, dxn1, dqkv, dqkvr, dh, dg}) zero(v);
-    residual_backward<T>(dres2, dmlp, dout, nC);
-    matmul_backward<T>(dg, G(g, ps[W2]), Vec<T>(), dmlp, at(a.g[l], 0, nF), P(w, ps[W2]), int(BT), F, C,
-                       Trans::N, this->prec_);
+    for (const Vec<T>& v : {dqkv, dqkvr, dh}) zero(v);  // their writers accumulate
+    matmul_backward<T>(dg, G(g, ps[W2]), Vec<T>(), dres, at(a.g[l], 0, nF), P(w, ps[W2]), int(BT), F, C,
+                       Trans::N, this->prec_, first);
     swiglu_backward<T>(dh, at(a.h[l], 0, 2 * nF), dg, BT, F);
-    matmul_backward<T>(dxn2, G(g, ps[W13]), Vec<T>(), dh, at(a.xn2[l], 0, nC), P(w, ps[W13]), int(BT), C,
-                       2 * F, Trans::N, this->prec_);
-    rmsnorm_backward<T>(dres2, G(g, ps[FFN_NORM]), dxn2, at(a.res2[l], 0, nC), P(w, ps[FFN_NORM]),
+    matmul_backward<T>(dC, G(g, ps[W13]), Vec<T>(), dh, at(a.xn2[l], 0, nC), P(w, ps[W13]), int(BT), C, 2 * F,
+                       Trans::N, this->prec_, first);  // dxn2
+    rmsnorm_backward<T>(dres, G(g, ps[FFN_NORM]), dC, at(a.res2[l], 0, nC), P(w, ps[FFN_NORM]),
                         at(a.rstd2[l], 0, BT), int(BT), C);
-    residual_backward<T>(din, dattproj, dres2, nC);
-    matmul_backward<T>(datty, G(g, ps[WO]), Vec<T>(), dattproj, at(a.atty[l], 0, nC), P(w, ps[WO]), int(BT),
-                       C, C, Trans::N, this->prec_);
-    attention_backward<T>(dqkvr, at(a.dpreatt, 0, natt), at(a.datt, 0, natt), datty, at(a.qkvr[l], 0, 3 * nC),
+    matmul_backward<T>(dC, G(g, ps[WO]), Vec<T>(), dres, at(a.atty[l], 0, nC), P(w, ps[WO]), int(BT), C, C,
+                       Trans::N, this->prec_, first);  // datty
+    attention_backward<T>(dqkvr, at(a.dpreatt, 0, natt), at(a.datt, 0, natt), dC, at(a.qkvr[l], 0, 3 * nC),
                           at(a.att[l], 0, natt), B, Tn, C, NH);
     rope_backward<T>(dqkv, dqkvr, B, Tn, C, NH);
-    matmul_backward<T>(dxn1, G(g, ps[WQKV]), Vec<T>(), dqkv, at(a.xn1[l], 0, nC), P(w, ps[WQKV]), int(BT), C,
-                       3 * C, Trans::N, this->prec_);
-    rmsnorm_backward<T>(din, G(g, ps[ATTN_NORM]), dxn1, x, P(w, ps[ATTN_NORM]), at(a.rstd1[l], 0, BT),
-                        int(BT), C);
+    matmul_backward<T>(dC, G(g, ps[WQKV]), Vec<T>(), dqkv, at(a.xn1[l], 0, nC), P(w, ps[WQKV]), int(BT), C,
+                       3 * C, Trans::N, this->prec_, first);  // dxn1
+    rmsnorm_backward<T>(dres, G(g, ps[ATTN_NORM]), dC, x, P(w, ps[ATTN_NORM]), at(a.rstd1[l], 0, BT), int(BT),
+                        C);
     finish_backward(src, u);
-    std::swap(din, dout);  // this block's input gradient is the next one's output gradient
   }
   {
     const int u = llama::kEmbeddings;
     const Vec<T> g = src.grad(u);
-    encoder_backward<T>(G(g, layout_.units[size_t(u)].params[0]), Vec<T>(), dout, tok, B, Tn, C);
+    encoder_backward<T>(G(g, layout_.units[size_t(u)].params[0]), Vec<T>(), dres, tok, B, Tn, C);
     src.grad_done(u);
   }
 }
