@@ -30,6 +30,15 @@ BatchedKernel choose_batched_kernel(bool onednn_avx512);
 // Forces a kernel; nullopt returns to choose_batched_kernel's.
 void force_batched_kernel(std::optional<BatchedKernel> k);
 
+// force_batched_kernel(k) for one scope, then back to the rule (tests and
+// benchmarks; an exception leaves nothing forced behind).
+struct ScopedBatchedKernel {
+  explicit ScopedBatchedKernel(BatchedKernel k) { force_batched_kernel(k); }
+  ~ScopedBatchedKernel() { force_batched_kernel(std::nullopt); }
+  ScopedBatchedKernel(const ScopedBatchedKernel&) = delete;
+  ScopedBatchedKernel& operator=(const ScopedBatchedKernel&) = delete;
+};
+
 // train.batched_gemm's values: "auto" (nullopt), "blas", "onednn";
 // anything else throws std::invalid_argument naming the value.
 std::optional<BatchedKernel> parse_batched_kernel(const std::string& name);

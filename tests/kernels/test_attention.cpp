@@ -29,7 +29,7 @@ TEMPLATE_TEST_CASE("attention matches the reference", "[kernels]", float, double
                                 {1, 6, 12, 4},
                                 {1, 150, 8, 2},
                                 {2, 65, 6, 3}}) {
-      force_batched_kernel(kernel);
+      const ScopedBatchedKernel force(kernel);
       INFO("B=" << B << " Tn=" << Tn << " C=" << C << " NH=" << NH << " kernel "
                 << gemm_batched_backend_name());
       const int64_t nqkv = int64_t(B) * Tn * 3 * C, natt = int64_t(B) * NH * Tn * Tn,
@@ -63,7 +63,6 @@ TEMPLATE_TEST_CASE("attention matches the reference", "[kernels]", float, double
       clear_masked<T>(datt_r, rows, Tn);
       require_close<T>(datt, datt_r, ref_tol<T>(), "datt");
     }
-  force_batched_kernel(std::nullopt);
 }
 
 TEST_CASE("attention is causal", "[kernels]") {
