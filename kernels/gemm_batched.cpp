@@ -18,8 +18,8 @@ std::optional<BatchedKernel>& forced_kernel() {
 }
 }  // namespace
 
-BatchedKernel choose_batched_kernel(bool onednn_avx512) {
-  return onednn_avx512 ? BatchedKernel::OneDnn : BatchedKernel::Blas;
+BatchedKernel choose_batched_kernel(bool onednn_avx512, int threads) {
+  return onednn_avx512 && threads == 1 ? BatchedKernel::OneDnn : BatchedKernel::Blas;
 }
 
 void force_batched_kernel(std::optional<BatchedKernel> k) { forced_kernel() = k; }
@@ -33,7 +33,7 @@ std::optional<BatchedKernel> parse_batched_kernel(const std::string& name) {
 
 BatchedKernel batched_kernel() {
   static const bool avx512 = onednn_has_isa(dnnl::cpu_isa::avx512_core);
-  return forced_kernel().value_or(choose_batched_kernel(avx512));
+  return forced_kernel().value_or(choose_batched_kernel(avx512, omp_get_max_threads()));
 }
 
 template <class T>

@@ -8,9 +8,13 @@
 // faster than OpenBLAS called per head, while on the model's large linear
 // GEMMs the two libraries are within each other's noise, so those stay on
 // the BLAS (docs/performance.md, "fp32 GEMMs: oneDNN against OpenBLAS").
-// The choice is from oneDNN's ISA, never from timing, so that runs and resumes
-// repeat bit for bit; train.batched_gemm forces either. fp64 products always
-// run on the BLAS (oneDNN has no f64 matmul).
+// With more than one thread, two libraries' pools would share the rank's
+// cores: OpenBLAS's pthreads spin for a while after each call, right when
+// oneDNN's OpenMP threads start (the attention follows the qkv GEMM), so there
+// the BLAS keeps all products (one pool). The choice is from oneDNN's ISA and
+// the thread count, never from timing, so that runs and resumes repeat bit
+// for bit; train.batched_gemm forces either. fp64 products always run on the
+// BLAS (oneDNN has no f64 matmul).
 #pragma once
 
 #include <optional>
@@ -23,9 +27,10 @@ enum class BatchedKernel {
   OneDnn,  // oneDNN's fp32 matmul, the batch in one call
 };
 
-// The kernel for a CPU where oneDNN's effective ISA has AVX-512 (`onednn_avx512`,
-// the measured case): OneDnn there, Blas elsewhere.
-BatchedKernel choose_batched_kernel(bool onednn_avx512);
+// The kernel for a CPU where oneDNN's effective ISA has AVX-512 or not
+// (`onednn_avx512`, the measured case) and the GEMM libraries' OpenMP threads
+// (`threads`, set_gemm_threads): OneDnn with AVX-512 and one thread, else Blas.
+BatchedKernel choose_batched_kernel(bool onednn_avx512, int threads);
 
 // Forces a kernel; nullopt returns to choose_batched_kernel's.
 void force_batched_kernel(std::optional<BatchedKernel> k);

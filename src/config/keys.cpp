@@ -125,8 +125,8 @@ std::vector<Key> build_table() {
             {non_negative()});
   train.add(
       "batched_gemm", &TrainConfig::batched_gemm,
-      "kernel of the attention's batched fp32 GEMMs: auto (oneDNN's matmul where oneDNN has AVX-512, else "
-      "the BLAS), blas (one call per product) or onednn",
+      "kernel of the attention's batched fp32 GEMMs: auto (oneDNN's matmul where oneDNN has AVX-512 and the "
+      "GEMMs run one thread, else the BLAS), blas (one call per product) or onednn",
       {one_of({"auto", "blas", "onednn"})});
 
   Section<OptimConfig> optim{t, "optim", &Config::optim};

@@ -84,9 +84,10 @@ TEST_CASE("batched GEMM matches the reference on each kernel", "[kernels][batche
   }
 }
 
-TEST_CASE("batched GEMM: oneDNN where it has AVX-512, forced by name", "[kernels][batched]") {
-  REQUIRE(choose_batched_kernel(true) == BatchedKernel::OneDnn);
-  REQUIRE(choose_batched_kernel(false) == BatchedKernel::Blas);
+TEST_CASE("batched GEMM: oneDNN where it has AVX-512 and one thread, forced by name", "[kernels][batched]") {
+  REQUIRE(choose_batched_kernel(true, 1) == BatchedKernel::OneDnn);
+  REQUIRE(choose_batched_kernel(false, 1) == BatchedKernel::Blas);
+  REQUIRE(choose_batched_kernel(true, 2) == BatchedKernel::Blas);
   REQUIRE(!parse_batched_kernel("auto"));
   REQUIRE(parse_batched_kernel("blas") == BatchedKernel::Blas);
   REQUIRE(parse_batched_kernel("onednn") == BatchedKernel::OneDnn);
