@@ -97,21 +97,19 @@ TEST_CASE("attention is causal", "[kernels]") {
 TEST_CASE("attention backward matches finite differences", "[kernels]") {
   std::mt19937 rng(9);
   // One block of query rows, and two (67 = 64 + 3).
-  for (auto [B, Tn, C, NH] : {std::array<int, 4>{2, 5, 6, 3}, {1, 67, 4, 2}}) {
-    INFO("B=" << B << " Tn=" << Tn);
-    const int64_t natt = int64_t(B) * NH * Tn * Tn, nout = int64_t(B) * Tn * C, nqkv = 3 * nout;
-    auto qkv = random_buf<double>(nqkv, rng, -2, 2), R = random_buf<double>(nout, rng);
-    Buf<double> out("out", nout), pre("pre", natt), att("att", natt);
-    Buf<double> dqkv("dqkv", nqkv), dpre("dpre", natt), datt("datt", natt);
-    auto loss = [&] {
-      attention_forward<double>(out, pre, att, qkv, B, Tn, C, NH);
-      return dot(out, R);
-    };
-    loss();
-    attention_backward<double>(dqkv, dpre, datt, R, qkv, att, B, Tn, C, NH);
-    check_gradient("qkv", qkv, dqkv, loss);
-    loss();
-    check_accumulates({dqkv},
-                      [&] { attention_backward<double>(dqkv, dpre, datt, R, qkv, att, B, Tn, C, NH); });
-  }
+  const auto shape = GENERATE(std::array<int, 4>{2, 5, 6, 3}, std::array<int, 4>{1, 67, 4, 2});
+  const int B = shape[0], Tn = shape[1], C = shape[2], NH = shape[3];
+  const int64_t natt = int64_t(B) * NH * Tn * Tn, nout = int64_t(B) * Tn * C, nqkv = 3 * nout;
+  auto qkv = random_buf<double>(nqkv, rng, -2, 2), R = random_buf<double>(nout, rng);
+  Buf<double> out("out", nout), pre("pre", natt), att("att", natt);
+  Buf<double> dqkv("dqkv", nqkv), dpre("dpre", natt), datt("datt", natt);
+  auto loss = [&] {
+    attention_forward<double>(out, pre, att, qkv, B, Tn, C, NH);
+    return dot(out, R);
+  };
+  loss();
+  attention_backward<double>(dqkv, dpre, datt, R, qkv, att, B, Tn, C, NH);
+  check_gradient("qkv", qkv, dqkv, loss);
+  loss();
+  check_accumulates({dqkv}, [&] { attention_backward<double>(dqkv, dpre, datt, R, qkv, att, B, Tn, C, NH); });
 }
