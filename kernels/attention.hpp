@@ -6,19 +6,21 @@
 // preatt, att, dpreatt, datt are [B,NH,Tn,Tn]; out and dout are [B,Tn,C].
 //
 // Forward, per batch element b and head h:
-//   preatt = (q_h · k_h^T) / sqrt(hs)                  (full Tn x Tn, scratch)
+//   preatt = (q_h · k_h^T) / sqrt(hs)                  (Tn x Tn scratch)
 //   att[t,:] = softmax over t2 <= t of preatt[t,t2]; att[t,t2] = 0 for t2 > t
 //                                                      (causal_softmax.hpp)
 //   out[:, h*hs:(h+1)*hs] = att · v_h
-// out and preatt are overwritten; att is saved for the backward pass. The two
-// products are GEMMs batched over heads (head stride hs, leading dimension
-// 3C), one batched call per b; the masked upper triangle is computed and then
-// zeroed, which costs less than splitting the GEMMs.
+// out and att are overwritten (att is saved for the backward pass), preatt at
+// least on and below the diagonal (t2 <= t): its masked entries are left
+// unspecified, since nothing reads them. Each product is a GEMM batched over
+// heads (head stride hs, leading dimension 3C; kernel: gemm_batched.hpp), one
+// call per b and block of query rows, computing only the blocks on or left of
+// the diagonal (attention.cpp).
 //
 // Backward, with scale = 1/sqrt(hs):
-//   datt    = dout_h · v_h^T                           (scratch, overwritten)
+//   datt    = dout_h · v_h^T                           (scratch; t2 > t unspecified)
 //   dv_h   += att^T · dout_h
-//   dpreatt = scale * att ⊙ (datt - rowsum(att ⊙ datt)) (scratch, overwritten)
+//   dpreatt = scale * att ⊙ (datt - rowsum(att ⊙ datt)) (scratch, overwritten, 0 for t2 > t)
 //   dq_h   += dpreatt · k_h,   dk_h += dpreatt^T · q_h
 // dqkv is accumulated (+=).
 #pragma once

@@ -34,14 +34,6 @@ void gemm(Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A, int lda,
 }
 
 template <class T>
-void gemm_strided_batched(Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A, int lda,
-                          int64_t strideA, const T* B, int ldb, int64_t strideB, T beta, T* C, int ldc,
-                          int64_t strideC, int batch) {
-  for (int i = 0; i < batch; ++i)
-    gemm(ta, tb, M, N, K, alpha, A + i * strideA, lda, B + i * strideB, ldb, beta, C + i * strideC, ldc);
-}
-
-template <class T>
 void gemm_reference(Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B,
                     int ldb, T beta, T* C, int ldc) {
   for (int i = 0; i < M; ++i)
@@ -79,10 +71,8 @@ std::string gemm_backend_name() {
 #endif
 }
 
-#define ZEROPP_INSTANTIATE_GEMM(T)                                                                        \
-  template void gemm<T>(Trans, Trans, int, int, int, T, const T*, int, const T*, int, T, T*, int);        \
-  template void gemm_strided_batched<T>(Trans, Trans, int, int, int, T, const T*, int, int64_t, const T*, \
-                                        int, int64_t, T, T*, int, int64_t, int);                          \
+#define ZEROPP_INSTANTIATE_GEMM(T)                                                                 \
+  template void gemm<T>(Trans, Trans, int, int, int, T, const T*, int, const T*, int, T, T*, int); \
   template void gemm_reference<T>(Trans, Trans, int, int, int, T, const T*, int, const T*, int, T, T*, int);
 ZEROPP_INSTANTIATE_GEMM(float)
 ZEROPP_INSTANTIATE_GEMM(double)

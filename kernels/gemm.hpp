@@ -4,7 +4,8 @@
 // op(X) = X or X^T, leading dimensions in elements. On hosts it calls CBLAS
 // (OpenBLAS); a cuBLAS backend slots in behind the same functions. The
 // strided-batched form runs `batch` independent products whose operands
-// start `stride*` elements apart (attention heads).
+// start `stride*` elements apart (attention heads); its kernel choice is in
+// gemm_batched.hpp.
 #pragma once
 
 #include <cstdint>

@@ -3,29 +3,18 @@
 #include <omp.h>
 
 #include <cstring>
-#include <dnnl.hpp>
 #include <map>
 #include <stdexcept>
 #include <tuple>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
+#include "kernels/onednn_matmul.hpp"
 #include "src/base/bf16.hpp"
 
 namespace zeropp {
 
 namespace {
-
-dnnl::engine& cpu_engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-
-dnnl::stream& cpu_stream() {
-  static dnnl::stream s(cpu_engine());
-  return s;
-}
 
 // Rows and columns of op(X)'s storage: X is [rows, cols] with leading dimension ld.
 struct Stored {
@@ -47,19 +36,18 @@ void pack_bf16(const float* x, int ld, Stored s, std::vector<uint16_t>& out) {
   using dt = dnnl::memory::data_type;
   const dnnl::memory::desc src_md({s.rows, s.cols}, dt::f32, dnnl::memory::dims{ld, 1});
   const dnnl::memory::desc dst_md({s.rows, s.cols}, dt::bf16, dnnl::memory::dims{s.cols, 1});
-  // One reorder per shape, as for the matmuls (see primitive()).
+  // One reorder per shape, as for the matmuls (onednn_matmul.hpp).
   static std::map<std::tuple<int, int, int>, dnnl::reorder> cache;
   const auto key = std::make_tuple(s.rows, s.cols, ld);
   auto it = cache.find(key);
   if (it == cache.end())
-    it =
-        cache
-            .emplace(key,
-                     dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), src_md, cpu_engine(), dst_md)))
-            .first;
-  dnnl::memory src(src_md, cpu_engine(), const_cast<float*>(x)), dst(dst_md, cpu_engine(), out.data());
-  it->second.execute(cpu_stream(), src, dst);
-  cpu_stream().wait();
+    it = cache
+             .emplace(key, dnnl::reorder(dnnl::reorder::primitive_desc(onednn_engine(), src_md,
+                                                                       onednn_engine(), dst_md)))
+             .first;
+  dnnl::memory src(src_md, onednn_engine(), const_cast<float*>(x)), dst(dst_md, onednn_engine(), out.data());
+  it->second.execute(onednn_stream(), src, dst);
+  onednn_stream().wait();
 }
 
 // The stored matrix (same leading dimension) with every element rounded to
@@ -94,10 +82,6 @@ void rounded_copy_fast(const float* x, int ld, Stored s, std::vector<float>& out
 // oneDNN 2.6 has bf16 matmuls from AVX-512 (core) up: on AMX tiles, native on
 // AVX512-BF16, emulated on plain AVX-512; none below (AVX2 and older, or
 // DNNL_MAX_CPU_ISA capping it).
-bool onednn_has_isa(dnnl::cpu_isa want) {
-  const auto isa = unsigned(dnnl::get_effective_cpu_isa()), w = unsigned(want);
-  return (isa & w) == w;
-}
 bool onednn_has_bf16_matmul() {
   static const bool yes = onednn_has_isa(dnnl::cpu_isa::avx512_core);
   return yes;
@@ -112,53 +96,6 @@ std::optional<Bf16Kernel>& forced_kernel() {
   return k;
 }
 
-// The logical [m, k] view of a packed bf16 operand stored as op(X).
-dnnl::memory::desc operand_desc(Trans t, int m, int k) {
-  using dt = dnnl::memory::data_type;
-  // X stored [m, k] row-major: strides {k, 1}; stored [k, m] (op = T): {1, m}.
-  const dnnl::memory::dims strides = t == Trans::N ? dnnl::memory::dims{k, 1} : dnnl::memory::dims{1, m};
-  return dnnl::memory::desc({m, k}, dt::bf16, strides);
-}
-
-using Key = std::tuple<int, int, int, int, int, int, float, float>;
-
-// One primitive per shape: creating it (kernel generation) costs far more
-// than a small product, and the model repeats the same few shapes.
-// Not thread-safe; the model calls its kernels from one thread.
-const dnnl::matmul& primitive(Trans ta, Trans tb, int M, int N, int K, float alpha, float beta, int ldc) {
-  static std::map<Key, dnnl::matmul> cache;
-  const Key key{int(ta), int(tb), M, N, K, ldc, alpha, beta};
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
-  const dnnl::memory::desc c_md({M, N}, dnnl::memory::data_type::f32, dnnl::memory::dims{ldc, 1});
-  dnnl::primitive_attr attr;
-  if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-  if (beta != 0.0f) {
-    dnnl::post_ops po;
-    po.append_sum(beta);  // C = alpha·A·B + beta·C, summed in fp32
-    attr.set_post_ops(po);
-  }
-  const dnnl::matmul::desc d(operand_desc(ta, M, K), operand_desc(tb, K, N), c_md);
-  return cache.emplace(key, dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, cpu_engine()))).first->second;
-}
-
-const char* isa_name(dnnl::cpu_isa isa) {
-  using I = dnnl::cpu_isa;
-  static const std::pair<I, const char*> names[] = {
-      {I::sse41, "sse41"},
-      {I::avx, "avx"},
-      {I::avx2, "avx2"},
-      {I::avx2_vnni, "avx2_vnni"},
-      {I::avx512_core, "avx512_core"},
-      {I::avx512_core_vnni, "avx512_core_vnni"},
-      {I::avx512_core_bf16, "avx512_core_bf16"},
-      {I::avx512_core_amx, "avx512_core_amx"},
-  };
-  for (const auto& [i, name] : names)
-    if (i == isa) return name;
-  return "other";
-}
-
 }  // namespace
 
 Bf16Kernel choose_bf16_kernel(bool onednn_bf16, bool amx) {
@@ -167,8 +104,7 @@ Bf16Kernel choose_bf16_kernel(bool onednn_bf16, bool amx) {
 
 void force_bf16_kernel(std::optional<Bf16Kernel> k) {
   if (k == Bf16Kernel::OneDnn && !onednn_has_bf16_matmul())
-    throw std::invalid_argument("oneDNN has no bf16 matmul on this CPU (ISA " +
-                                std::string(isa_name(dnnl::get_effective_cpu_isa())) + ")");
+    throw std::invalid_argument("oneDNN has no bf16 matmul on this CPU (" + onednn_version_isa() + ")");
   forced_kernel() = k;
 }
 
@@ -187,16 +123,12 @@ void gemm_bf16(Trans ta, Trans tb, int M, int N, int K, float alpha, const float
     return;
   }
   static thread_local std::vector<uint16_t> a16, b16;
-  pack_bf16(A, lda, stored(ta, M, K), a16);
-  pack_bf16(B, ldb, stored(tb, K, N), b16);
-  const dnnl::matmul& mm = primitive(ta, tb, M, N, K, alpha, beta, ldc);
-  dnnl::engine& eng = cpu_engine();
-  dnnl::memory a(operand_desc(ta, M, K), eng, a16.data());
-  dnnl::memory b(operand_desc(tb, K, N), eng, b16.data());
-  dnnl::memory c(dnnl::memory::desc({M, N}, dnnl::memory::data_type::f32, dnnl::memory::dims{ldc, 1}), eng,
-                 C);
-  mm.execute(cpu_stream(), {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
-  cpu_stream().wait();
+  const Stored sa = stored(ta, M, K), sb = stored(tb, K, N);
+  pack_bf16(A, lda, sa, a16);
+  pack_bf16(B, ldb, sb, b16);
+  const MatmulShape shape{
+      dnnl::memory::data_type::bf16, ta, tb, M, N, K, 1, sa.cols, sb.cols, ldc, 0, 0, 0, alpha, beta};
+  onednn_matmul(shape, a16.data(), b16.data(), C);
 }
 
 template <class T>
@@ -224,15 +156,13 @@ void gemm_bf16_reference(Trans ta, Trans tb, int M, int N, int K, float alpha, c
 }
 
 std::string gemm_bf16_backend_name() {
-  const dnnl_version_t* v = dnnl_version();
-  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
-  const std::string onednn = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-                             std::to_string(v->patch) + ", ISA " + isa_name(isa);
+  const std::string onednn = onednn_version_isa();
   if (bf16_kernel() == Bf16Kernel::RoundedBlas)
     return gemm_backend_name() + " on bf16-rounded operands (" + onednn +
            (onednn_has_bf16_matmul() ? ": no AMX)" : ": no bf16 matmul)");
   // AVX512-BF16 and AMX have bf16 dot-product instructions; plain AVX-512
   // up-converts the bf16 operands and runs fp32 kernels.
+  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
   const bool native = isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
   const int threads = omp_get_max_threads();
   return onednn + (native ? " (native bf16)" : " (bf16 emulated)") + ", " + std::to_string(threads) +

@@ -13,6 +13,7 @@
 #include "kernels/blas_core.hpp"
 #include "kernels/cpu_features.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/gemm_batched.hpp"
 #include "kernels/gemm_bf16.hpp"
 #include "src/app/build_info.hpp"
 #include "src/app/generate.hpp"
@@ -70,6 +71,7 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   rows.emplace_back("BLAS", gemm_backend_name());
   rows.emplace_back("BLAS kernels", blas_core_name());
   rows.emplace_back("elementwise kernels", simd_isa_name(simd_isa()));
+  rows.emplace_back("batched GEMM", gemm_batched_backend_name());
   rows.emplace_back("precision",
                     t.precision == "bf16" ? "bf16 GEMMs on " + gemm_bf16_backend_name() : "fp32");
   rows.emplace_back("Kokkos", ExecSpace::name());
@@ -113,6 +115,7 @@ Run::Run(const Config& cfg_, MPI_Comm base)
       engine(cfg, topo, *comm, *model) {
   model->set_precision(parse_precision(cfg.train.precision));
   if (cfg.train.threads > 0) set_gemm_threads(cfg.train.threads);
+  force_batched_kernel(parse_batched_kernel(cfg.train.batched_gemm));
   engine.init_weights(uint64_t(cfg.train.seed));
   if (cfg.comm.fault_stall_rank >= 0) comm->set_stall(cfg.comm.fault_stall_rank, cfg.comm.fault_stall_step);
   comm->set_links(LinkEmulator(cfg.comm.internode_gbps, cfg.comm.internode_latency_us),

@@ -42,6 +42,8 @@ struct TrainConfig {
   std::string precision = "fp32";
   // Threads per rank of the GEMM libraries (0: their own settings).
   int threads = 0;
+  // Kernel of the attention's batched GEMMs: auto, blas, onednn (kernels/gemm_batched.hpp).
+  std::string batched_gemm = "auto";
 };
 
 struct OptimConfig {

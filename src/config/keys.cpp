@@ -123,6 +123,11 @@ std::vector<Key> build_table() {
             "threads per rank of the GEMM libraries (OpenBLAS, oneDNN); other kernels run on one (Kokkos "
             "Serial). 0: the libraries' own settings (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS)",
             {non_negative()});
+  train.add(
+      "batched_gemm", &TrainConfig::batched_gemm,
+      "kernel of the attention's batched fp32 GEMMs: auto (oneDNN's matmul where oneDNN has AVX-512 and the "
+      "GEMMs run one thread, else the BLAS), blas (one call per product) or onednn",
+      {one_of({"auto", "blas", "onednn"})});
 
   Section<OptimConfig> optim{t, "optim", &Config::optim};
   optim.add("lr", &OptimConfig::lr, "peak learning rate: linear warm-up, then cosine decay to min_lr",

@@ -1,41 +1,68 @@
 #include <catch2/catch.hpp>
 
 #include "kernels/attention.hpp"
+#include "kernels/gemm_batched.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;
 using namespace zeropp::test;
 
+namespace {
+// Zeroes the entries above the diagonal of [rows, Tn] score matrices (row r is
+// query position r % Tn): attention leaves them unspecified in preatt and datt.
+template <class T>
+void clear_masked(Vec<T> s, int64_t rows, int Tn) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int t2 = int(r % Tn) + 1; t2 < Tn; ++t2) s(r * Tn + t2) = T(0);
+}
+}  // namespace
+
+// Tn above 64 runs several blocks of query rows (attention.cpp), the last one
+// partial; each case runs on both kernels of the batched GEMM.
 TEMPLATE_TEST_CASE("attention matches the reference", "[kernels]", float, double) {
   using T = TestType;
   std::mt19937 rng(7);
-  for (auto [B, Tn, C, NH] : {std::array<int, 4>{2, 5, 15, 3}, {1, 1, 3, 3}, {2, 9, 8, 1}, {1, 6, 12, 4}}) {
-    INFO("B=" << B << " Tn=" << Tn << " C=" << C << " NH=" << NH);
-    const int64_t nqkv = int64_t(B) * Tn * 3 * C, natt = int64_t(B) * NH * Tn * Tn,
-                  nout = int64_t(B) * Tn * C;
-    auto qkv = random_buf<T>(nqkv, rng, -2, 2);
-    // Garbage in the outputs: forward must overwrite every entry, masked ones included.
-    auto out = random_buf<T>(nout, rng, 50, 60), pre = random_buf<T>(natt, rng, 50, 60),
-         att = random_buf<T>(natt, rng, 50, 60);
-    Buf<T> out_r("out_r", nout), pre_r("pre_r", natt), att_r("att_r", natt);
-    attention_forward<T>(out, pre, att, qkv, B, Tn, C, NH);
-    attention_forward_reference<T>(out_r, pre_r, att_r, qkv, B, Tn, C, NH);
-    require_close<T>(out, out_r, ref_tol<T>(), "out");
-    require_close<T>(pre, pre_r, ref_tol<T>(), "preatt");
-    require_close<T>(att, att_r, ref_tol<T>(), "att");
+  for (BatchedKernel kernel : {BatchedKernel::Blas, BatchedKernel::OneDnn})
+    for (auto [B, Tn, C, NH] : {std::array<int, 4>{2, 5, 15, 3},
+                                {1, 1, 3, 3},
+                                {2, 9, 8, 1},
+                                {1, 6, 12, 4},
+                                {1, 150, 8, 2},
+                                {2, 65, 6, 3}}) {
+      const ScopedBatchedKernel force(kernel);
+      INFO("B=" << B << " Tn=" << Tn << " C=" << C << " NH=" << NH << " kernel "
+                << gemm_batched_backend_name());
+      const int64_t nqkv = int64_t(B) * Tn * 3 * C, natt = int64_t(B) * NH * Tn * Tn,
+                    nout = int64_t(B) * Tn * C;
+      auto qkv = random_buf<T>(nqkv, rng, -2, 2);
+      // Garbage in the outputs: forward must overwrite every entry of out and att,
+      // masked ones included, and preatt's visible ones.
+      auto out = random_buf<T>(nout, rng, 50, 60), pre = random_buf<T>(natt, rng, 50, 60),
+           att = random_buf<T>(natt, rng, 50, 60);
+      Buf<T> out_r("out_r", nout), pre_r("pre_r", natt), att_r("att_r", natt);
+      attention_forward<T>(out, pre, att, qkv, B, Tn, C, NH);
+      attention_forward_reference<T>(out_r, pre_r, att_r, qkv, B, Tn, C, NH);
+      require_close<T>(out, out_r, ref_tol<T>(), "out");
+      const int64_t rows = int64_t(B) * NH * Tn;
+      clear_masked<T>(pre, rows, Tn);
+      clear_masked<T>(pre_r, rows, Tn);
+      require_close<T>(pre, pre_r, ref_tol<T>(), "preatt");
+      require_close<T>(att, att_r, ref_tol<T>(), "att");
 
-    auto dout = random_buf<T>(nout, rng);
-    auto dqkv = random_buf<T>(nqkv, rng);
-    auto dqkv_r = copy_of<T>(dqkv);
-    // Garbage in the scratch buffers: backward must overwrite them.
-    auto dpre = random_buf<T>(natt, rng, 50, 60), datt = random_buf<T>(natt, rng, 50, 60);
-    Buf<T> dpre_r("dpre_r", natt), datt_r("datt_r", natt);
-    attention_backward<T>(dqkv, dpre, datt, dout, qkv, att, B, Tn, C, NH);
-    attention_backward_reference<T>(dqkv_r, dpre_r, datt_r, dout, qkv, att, B, Tn, C, NH);
-    require_close<T>(dqkv, dqkv_r, ref_tol<T>(), "dqkv");
-    require_close<T>(dpre, dpre_r, ref_tol<T>(), "dpreatt");
-    require_close<T>(datt, datt_r, ref_tol<T>(), "datt");
-  }
+      auto dout = random_buf<T>(nout, rng);
+      auto dqkv = random_buf<T>(nqkv, rng);
+      auto dqkv_r = copy_of<T>(dqkv);
+      // Garbage in the scratch buffers: backward must overwrite them.
+      auto dpre = random_buf<T>(natt, rng, 50, 60), datt = random_buf<T>(natt, rng, 50, 60);
+      Buf<T> dpre_r("dpre_r", natt), datt_r("datt_r", natt);
+      attention_backward<T>(dqkv, dpre, datt, dout, qkv, att, B, Tn, C, NH);
+      attention_backward_reference<T>(dqkv_r, dpre_r, datt_r, dout, qkv, att, B, Tn, C, NH);
+      require_close<T>(dqkv, dqkv_r, ref_tol<T>(), "dqkv");
+      require_close<T>(dpre, dpre_r, ref_tol<T>(), "dpreatt");
+      clear_masked<T>(datt, rows, Tn);
+      clear_masked<T>(datt_r, rows, Tn);
+      require_close<T>(datt, datt_r, ref_tol<T>(), "datt");
+    }
 }
 
 TEST_CASE("attention is causal", "[kernels]") {
@@ -69,7 +96,9 @@ TEST_CASE("attention is causal", "[kernels]") {
 
 TEST_CASE("attention backward matches finite differences", "[kernels]") {
   std::mt19937 rng(9);
-  const int B = 2, Tn = 5, C = 6, NH = 3;
+  // One block of query rows, and two (67 = 64 + 3).
+  const auto shape = GENERATE(std::array<int, 4>{2, 5, 6, 3}, std::array<int, 4>{1, 67, 4, 2});
+  const int B = shape[0], Tn = shape[1], C = shape[2], NH = shape[3];
   const int64_t natt = int64_t(B) * NH * Tn * Tn, nout = int64_t(B) * Tn * C, nqkv = 3 * nout;
   auto qkv = random_buf<double>(nqkv, rng, -2, 2), R = random_buf<double>(nout, rng);
   Buf<double> out("out", nout), pre("pre", natt), att("att", natt);
