@@ -82,6 +82,14 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Mode
   const int64_t bt = int64_t(cfg.train.batch_size) * cfg.train.seq_len;
   I.inputs = Buffer<int32_t>("inputs", bt);
   I.targets = Buffer<int32_t>("targets", bt);
+  I.forward = model.unit_schedule(Pass::Forward);
+  for (int u : I.forward)
+    if (std::find(I.update_order.begin(), I.update_order.end(), u) == I.update_order.end())
+      I.update_order.push_back(u);
+  for (int u = 0; u < int(I.units.size()); ++u)  // units no forward uses (none in our models)
+    if (std::find(I.update_order.begin(), I.update_order.end(), u) == I.update_order.end())
+      I.update_order.push_back(u);
+  I.unit_norm2.assign(I.units.size(), 0.0);
   if (z.overlap)
     I.kernel_progress = std::make_unique<KernelProgress>([&I] {
       if (I.model_running) I.progress();
@@ -95,6 +103,7 @@ int64_t Engine::padded(int unit) const { return impl_->units[size_t(unit)].padde
 int Engine::hpz_size() const { return impl_->alpha; }
 
 void Engine::init_weights(uint64_t seed) {
+  impl_->drop_carried();
   for (size_t u = 0; u < impl_->units.size(); ++u) {
     UnitShard& s = impl_->units[u];
     std::vector<float> w(static_cast<size_t>(s.slice));  // initialised on the host, then transferred
@@ -145,7 +154,8 @@ double Engine::forward_batch(const MicroBatch& mb) {
 StepStats Engine::train_step(int64_t step, const std::vector<MicroBatch>& micro, double lr) {
   auto& I = *impl_;
   I.comm.set_step(step);
-  I.comm.counters().reset();
+  I.comm.reset_counters();  // with the bytes of this step's gathers sent ahead
+  I.training = true;
   // Validation and sampling between steps may have filled the secondaries:
   // every step starts from the same state, so that they never change training.
   I.invalidate_secondaries();
@@ -153,29 +163,17 @@ StepStats Engine::train_step(int64_t step, const std::vector<MicroBatch>& micro,
   for (auto& s : I.units) fill(s.grad, 0.0f);
   const int A = int(micro.size());
   const int64_t bt = int64_t(cfg_.train.batch_size) * cfg_.train.seq_len;
-  double sums[3] = {0, 0, 0};  // loss, squared gradient norm, cross-node bytes
+  double loss = 0;
   for (int m = 0; m < A; ++m) {
-    sums[0] += forward_batch(micro[size_t(m)]);
+    loss += forward_batch(micro[size_t(m)]);
     I.begin_pass(Pass::Backward, model_.unit_schedule(Pass::Backward));
     Impl::Computing c(I, true);
     model_.backward(1.0f / float(bt * A), *this);
   }
-  I.finish_reduce();  // the last unit's gradient, before the norm
-  sums[0] /= A;
-  for (auto& s : I.units) sums[1] += sum_squares<float>(CVec<float>(s.grad.data(), s.slice), s.slice);
-  sums[2] = double(I.comm.counters().total().inter);
-  I.comm.allreduce_sum(I.world, sums, 3, Purpose::Other, "loss+norm+bytes");
   StepStats st;
-  st.loss = sums[0] / I.topo.P;
-  st.grad_norm = std::sqrt(sums[1]);
-  st.inter_node_bytes_all = sums[2];
-  const double clip = cfg_.optim.grad_clip;
-  const float scale = clip > 0 && st.grad_norm > clip ? float(clip / (st.grad_norm + 1e-6)) : 1.0f;
-  for (auto& s : I.units)
-    adamw_shard(s.master.view(), s.m.view(), s.v.view(), s.grad.view(), s.segments, s.mine.begin, cfg_.optim,
-                lr, int(step + 1), scale);
-  I.invalidate_secondaries();  // the weights changed
-  st.bytes = I.comm.counters();
+  I.update(st, loss / A, cfg_.optim, lr, step, step + 1 < cfg_.train.steps);
+  st.bytes = I.comm.counters_now();
+  I.training = false;
   return st;
 }
 
@@ -235,6 +233,7 @@ void Engine::watch_weights(WeightWatcher w) { impl_->watch = std::move(w); }
 
 ShardGroups Engine::checkpoint_shards(bool with_error_feedback) {
   auto& I = *impl_;
+  I.drop_carried();  // a load writes the master shards that gathers in flight may read
   ShardGroups g = {{"model", {}}, {"optimizer/exp_avg", {}}, {"optimizer/exp_avg_sq", {}}};
   const auto& layout = model_.layout();
   for (size_t u = 0; u < I.units.size(); ++u) {
@@ -277,7 +276,10 @@ std::string Engine::error_feedback_layout() const {
   return zeropp::error_feedback_layout(cfg_.zero, impl_->topo.P, impl_->topo.X);
 }
 
-void Engine::weights_loaded() { impl_->invalidate_secondaries(); }
+void Engine::weights_loaded() {
+  impl_->drop_carried();  // gathered from the old weights
+  impl_->invalidate_secondaries();
+}
 
 std::unique_ptr<InferenceWeights> Engine::inference_weights() {
   std::vector<ShardedUnit> units;

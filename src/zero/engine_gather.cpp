@@ -72,11 +72,39 @@ void Engine::Impl::invalidate_secondaries() {
   resident_unit = -1;
 }
 
+void Engine::Impl::start_carried(int u) {
+  pass = Pass::Forward;
+  schedule = forward;
+  slot_of_pos0 = 0;
+  comm.set_ahead(true);  // the next step's bytes
+  for (size_t p = 0; p < std::min(slots.size(), forward.size()); ++p)
+    if (forward[p] == u) start_gather(p);
+  comm.set_ahead(false);
+}
+
+void Engine::Impl::drop_carried() {
+  for (size_t p = 0; p < carried; ++p)
+    if (slots[p].in_flight) {
+      with_device_access([&] { comm.wait(slots[p].req); });
+      slots[p].in_flight = false;
+    }
+  if (carried) comm.discard_ahead();  // no step uses what they sent
+  carried = 0;
+}
+
 void Engine::Impl::begin_pass(Pass p, const std::vector<int>& sched) {
+  // the next forward's first gathers, started at the end of the last step
+  const bool adopt = carried > 0 && training && p == Pass::Forward && sched.size() >= carried &&
+                     std::equal(forward.begin(), forward.begin() + std::ptrdiff_t(carried), sched.begin());
+  if (!adopt) drop_carried();
   pass = p;
   schedule = sched;
   pos = 0;
-  if (p == Pass::Backward && resident_unit == sched.front()) {
+  if (adopt) {
+    slot_of_pos0 = 0;
+    next_start = carried;
+    carried = 0;
+  } else if (p == Pass::Backward && resident_unit == sched.front()) {
     slot_of_pos0 = resident_slot;  // already gathered: the forward's last unit
     next_start = 1;
   } else {

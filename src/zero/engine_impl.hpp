@@ -86,6 +86,17 @@ struct Engine::Impl {
   bool model_running = false;
   Buffer<int32_t> inputs, targets;
   WeightWatcher watch;  // tests: sees every unit's weights as handed to the model
+  // Cross-step prefetch (overlap, prefetch_depth >= 1): as soon as the step's
+  // optimizer has updated a unit, the next forward's first positions that
+  // gather it start (slots [0, carried), one per position; their bytes count
+  // in the next step). The next training step's forward takes them over
+  // (begin_pass); any other pass (validation, generation, tests), and any
+  // change of the master weights, completes and drops them first.
+  std::vector<int> forward;        // the model's forward schedule
+  std::vector<int> update_order;   // units in the order of their first forward use
+  size_t carried = 0;              // positions of `forward` gathered ahead of the next step
+  bool training = false;           // inside train_step
+  std::vector<double> unit_norm2;  // per unit: squared norm of this rank's gradient shard
 
   Impl(const Topology& t, Communicator& c, const ZeroConfig& zc)
       : topo(t),
@@ -121,6 +132,16 @@ struct Engine::Impl {
   void start_through(size_t last);
   CVec<float> acquire(int u);
   void release(int u);
+
+  // Cross-step prefetch: starts the carried positions that gather unit u (its
+  // master weights are final for the next step); drops them (completed).
+  void start_carried(int u);
+  void drop_carried();
+
+  // The step's end (engine_update.cpp): the global gradient norm, clipping and
+  // AdamW unit by unit, with the last reduction and the next step's first
+  // gathers in flight; fills the loss (in: this rank's mean), norm and bytes.
+  void update(StepStats& st, double loss, const OptimConfig& o, double lr, int64_t step, bool next_step);
 
   // Gradient reduction (engine_reduce.cpp).
   Vec<float> grad(int u);
