@@ -54,13 +54,8 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Mode
   I.slots.resize(size_t(z.prefetch_depth) + 1);
   for (Slot& s : I.slots) {
     s.full = Buffer<float>("gathered unit", max_padded);
-    int64_t send = I.wire == DType::F32 ? 0 : I.wire_size(max_slice);
     int64_t wire = I.wire == DType::F32 ? 0 : I.wire_size(max_padded);
-    if (z.quantized_weights) {
-      send = std::max(send, I.quant_chunk(max_slice));
-      wire = std::max(wire, I.quant_chunk(max_slice) * topo.P);
-    }
-    s.send = Buffer<uint8_t>("gather send", send);
+    if (z.quantized_weights) wire = std::max(wire, I.quant_chunk(max_slice) * topo.P);
     s.wire = Buffer<uint8_t>("gather wire", wire);
   }
   if (z.quantized_gradients) {
@@ -298,7 +293,7 @@ MemoryReport Engine::memory() const {
     r.adam += 8 * s.slice;
     r.secondary += s.secondary.bytes();
   }
-  for (const auto& s : I.slots) r.gather += s.full.bytes() + s.wire.bytes() + s.send.bytes();
+  for (const auto& s : I.slots) r.gather += s.full.bytes() + s.wire.bytes();
   r.grad_full = 0;
   for (const auto& g : I.grad_cur) r.grad_full += g.bytes();
   for (const auto& g : I.grad_shared) r.grad_full += g.bytes();

@@ -24,7 +24,7 @@ void Engine::Impl::start_gather(size_t position) {
   if (z.quantized_weights && (pass == Pass::Forward || z.quantized_weights_backward)) {  // qwZ
     s.route = Route::Quantized;
     const int64_t n = us.slice, bytes = quant_chunk(n);
-    uint8_t* out = s.send.data();
+    uint8_t* out = s.wire.data() + topo.rank * bytes;  // in place: the gather copies nothing of ours
     weight_scheme(z).quantize_packed(us.master.data(), out, n);
     s.req = with_device_access(
         [&] { return comm.start_allgather(world, out, s.wire.data(), bytes, DType::I8, purpose, us.name); });
@@ -32,9 +32,11 @@ void Engine::Impl::start_gather(size_t position) {
   }
   s.route = Route::World;
   const void* send = us.master.data();
-  if (wire == DType::BF16) {
-    to_bf16(us.master.view(), bf16_view(s.send), us.slice);
-    send = s.send.data();
+  if (wire == DType::BF16) {  // cast into our own place on the wire: the gather copies nothing of ours
+    const Vec<uint16_t> mine =
+        Kokkos::subview(bf16_view(s.wire), std::make_pair(topo.rank * us.slice, (topo.rank + 1) * us.slice));
+    to_bf16(us.master.view(), mine, us.slice);
+    send = mine.data();
   }
   void* recv = wire == DType::F32 ? static_cast<void*>(s.full.data()) : s.wire.data();
   s.req = with_device_access(

@@ -35,7 +35,7 @@ enum class Route { World, Quantized, Group };
 
 // A full-unit buffer: what arrives on the wire and its fp32 copy.
 struct Slot {
-  Buffer<uint8_t> send, wire;
+  Buffer<uint8_t> wire;  // this rank's slice is written in place: no send buffer
   Buffer<float> full;
   Request req;
   Route route = Route::World;
