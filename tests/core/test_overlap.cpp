@@ -4,6 +4,7 @@
 // blocking path (no prefetch, reductions completed in place), for ZeRO-3 and
 // ZeRO++ (qwZ + hpZ + qgZ, with error feedback), on every node layout of P.
 #include <catch2/catch.hpp>
+#include <functional>
 
 #include "core/engine_fixture.hpp"
 #include "src/zero/kernel_progress.hpp"
@@ -28,7 +29,9 @@ struct Result {
   std::vector<std::vector<float>> grads;  // the last step's mean gradient, every unit
 };
 
-Result run_with(Config c, const Schedule& s) {
+// Trains c under schedule s; `after` (if set) runs after every step.
+using AfterStep = std::function<void(Run&, int64_t step, const StepStats&)>;
+Result run_with(Config c, const Schedule& s, const AfterStep& after = {}) {
   c.zero.prefetch_depth = s.depth;
   c.zero.overlap = s.overlap;
   c.comm.internode_latency_us = s.latency_us;
@@ -39,6 +42,7 @@ Result run_with(Config c, const Schedule& s) {
     const StepStats st = train_step(run, step, learning_rate(c.optim, step, c.train.steps));
     r.trace.losses.push_back(st.loss);
     r.trace.norms.push_back(st.grad_norm);
+    if (after) after(run, step, st);
   }
   for (size_t u = 0; u < run.model->layout().units.size(); ++u) {
     r.trace.weights.push_back(run.engine.gather_master(int(u)));
@@ -132,22 +136,16 @@ namespace {
 // gather of one unit (both drop them, completed), and new master weights
 // through the checkpoint shards (drops them: they are stale).
 struct Between {
-  Trace trace;
+  Result result;
   std::vector<double> evals, inter;
   std::vector<std::vector<float>> seen;  // gathered() between steps
   std::vector<ByteCounters> bytes;
   int sent_ahead = 0;  // steps after which bytes of the next one had been sent
 };
 
-Between run_between(Config c, const Schedule& s) {
-  c.zero.prefetch_depth = s.depth;
-  c.zero.overlap = s.overlap;
-  Run run(c, MPI_COMM_WORLD);
+Between run_between(const Config& c, const Schedule& s) {
   Between b;
-  for (int64_t step = 0; step < c.train.steps; ++step) {
-    const StepStats st = train_step(run, step, learning_rate(c.optim, step, c.train.steps));
-    b.trace.losses.push_back(st.loss);
-    b.trace.norms.push_back(st.grad_norm);
+  b.result = run_with(c, s, [&](Run& run, int64_t step, const StepStats& st) {
     b.inter.push_back(st.inter_node_bytes_all);
     b.bytes.push_back(st.bytes);
     if (run.comm->bytes_ahead() > 0) ++b.sent_ahead;
@@ -162,9 +160,7 @@ Between run_between(Config c, const Schedule& s) {
             for (int64_t i = 0; t.data && i < t.end - t.begin; ++i) t.data[i] *= 0.75f;
       run.engine.weights_loaded();
     }
-  }
-  for (size_t u = 0; u < run.model->layout().units.size(); ++u)
-    b.trace.weights.push_back(run.engine.gather_master(int(u)));
+  });
   return b;
 }
 
@@ -188,11 +184,12 @@ TEST_CASE("cross-step prefetch: validation, gathers and new weights between step
           INFO("P=" << P << " X=" << X << (plus ? " ZeRO++" : " ZeRO-3") << " clip=" << clip
                     << " depth=" << s.depth);
           CHECK(r.sent_ahead == (P > 1 ? int(c.train.steps) - 1 : 0));  // every step but the last
-          CHECK(r.trace.losses == blocking.trace.losses);
-          CHECK(r.trace.norms == blocking.trace.norms);
+          CHECK(r.result.trace.losses == blocking.result.trace.losses);
+          CHECK(r.result.trace.norms == blocking.result.trace.norms);
           CHECK(r.evals == blocking.evals);
           CHECK(r.seen == blocking.seen);
-          CHECK(r.trace.weights == blocking.trace.weights);
+          CHECK(r.result.trace.weights == blocking.result.trace.weights);
+          CHECK(r.result.grads == blocking.result.grads);
           CHECK(r.inter == blocking.inter);  // each step counts the gathers it uses
           for (size_t k = 0; k < r.bytes.size(); ++k)
             for (int kind = 0; kind < kNumKinds; ++kind) {
