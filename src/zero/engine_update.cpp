@@ -7,8 +7,8 @@
 // without it each unit is updated at once and only the last one waits for its
 // reduction. The units are updated in the order the next forward uses them,
 // and each one's next-step gathers start as soon as it is updated (cross-step
-// prefetch), so they travel under the remaining updates and the step's
-// bookkeeping instead of in front of the next forward. Results are bitwise
+// prefetch), so they travel under the remaining updates instead of in front
+// of the next forward; they complete before the step returns. Results are bitwise
 // those of updating in unit order after the norm: the units are independent
 // and the norm sums the same per-unit values in unit order.
 #include <cmath>
@@ -57,7 +57,12 @@ void Engine::Impl::update(StepStats& st, double loss, const OptimConfig& o, doub
     const float scale = clip > 0 && st.grad_norm > clip ? float(clip / (st.grad_norm + 1e-6)) : 1.0f;
     for (int u : update_order) adamw(u, scale);
   }
-  if (carry) carried = std::min(slots.size(), forward.size());
+  if (!carry) return;
+  carried = std::min(slots.size(), forward.size());
+  // Completed before the step returns: between steps the caller's own MPI
+  // calls would move these transfers into our buffers outside any engine call,
+  // where device memory is not ours to touch (kernels/device_memory.hpp).
+  for (size_t p = 0; p < carried; ++p) with_device_access([&] { comm.wait(slots[p].req); });
 }
 
 }  // namespace zeropp
