@@ -38,16 +38,11 @@ MemoryEstimate estimate_memory(const Config& cfg, int P, int X) {
       max_block = std::max(max_block, n);
     padded.push_back(n);
   }
-  // prefetch_depth + 1 gather slots: the fp32 unit, and (bf16 or qwZ) what is sent and received.
+  // prefetch_depth + 1 gather slots: the fp32 unit, and (bf16 or qwZ) what is received (our slice in place).
   const int64_t max_slice = max_padded / P;
-  int64_t send = wire_bytes == 4 ? 0 : wire_bytes * max_slice;
   int64_t wire = wire_bytes == 4 ? 0 : wire_bytes * max_padded;
-  if (z.quantized_weights) {
-    const int64_t chunk = weight_scheme(z).packed_bytes(max_slice);
-    send = std::max(send, chunk);
-    wire = std::max(wire, chunk * P);
-  }
-  r.gather = (z.prefetch_depth + 1) * (4 * max_padded + send + wire);
+  if (z.quantized_weights) wire = std::max(wire, weight_scheme(z).packed_bytes(max_slice) * P);
+  r.gather = (z.prefetch_depth + 1) * (4 * max_padded + wire);
   r.grad_full = 4 * (shared + (z.overlap ? 2 : 1) * max_block);  // overlap: one reduced, one filled
   if (z.quantized_gradients) {  // QgzReducer's staging, sized for the largest unit
     const int64_t chunk = max_padded / X, block = z.gradient_block;

@@ -66,7 +66,7 @@ double ByteCounters::hidden_fraction() const {
 }
 
 Request::State::State(Communicator& c, Kind k, Purpose pu, const std::string& lbl)
-    : comm(c), kind(k), purpose(pu), label(lbl), step(c.step()) {}
+    : comm(c), kind(k), purpose(pu), label(lbl), step(c.step()), counted_in(c.counting_step()) {}
 
 Request::Request() = default;
 Request::Request(std::unique_ptr<State> s) : state_(std::move(s)) {}
@@ -108,8 +108,11 @@ Clock::duration Communicator::emulated_link_time(int64_t inter_bytes) {
   return std::max(emulated_arrival(true, inter_bytes) - now, Clock::duration::zero());
 }
 
-void Communicator::count_sent(const Group& g, int to, Kind kind, Purpose purpose, int64_t bytes) {
-  ByteCounters::Bytes& b = counters_.at(kind, purpose);
+void Communicator::count_sent(const Group& g, int to, Kind kind, Purpose purpose, int64_t bytes,
+                              int64_t counted_in) {
+  if (counted_in < 0) counted_in = counting_step();
+  ByteCounters::Bytes& b =
+      counted_in > step_ ? ahead_sent_[size_t(kind)][size_t(purpose)] : counters_.at(kind, purpose);
   (g.same_node(to) ? b.intra : b.inter) += bytes;
 }
 
@@ -132,6 +135,29 @@ bool Communicator::test(Request& r) {
   if (open_.empty())
     counters_.in_flight_s += std::chrono::duration<double>(Clock::now() - busy_since_).count();
   return true;
+}
+
+void Communicator::reset_counters() {
+  counters_.reset();
+  counters_.sent = ahead_sent_;
+  ahead_sent_ = {};
+  busy_since_ = Clock::now();
+}
+
+int64_t Communicator::bytes_ahead() const {
+  int64_t n = 0;
+  for (const auto& row : ahead_sent_)
+    for (const ByteCounters::Bytes& b : row) n += b.total();
+  return n;
+}
+
+ByteCounters Communicator::counters_now() {
+  const Clock::time_point now = Clock::now();
+  if (in_flight_ > 0) {
+    counters_.in_flight_s += std::chrono::duration<double>(now - busy_since_).count();
+    busy_since_ = now;
+  }
+  return counters_;
 }
 
 void Communicator::wait(Request& r) {

@@ -102,6 +102,7 @@ class Request {
     Purpose purpose;
     std::string label;
     int64_t step;
+    int64_t counted_in;  // the step whose counters its bytes go to (Communicator::set_ahead)
     Clock::time_point t0 = Clock::now();
   };
 
@@ -165,6 +166,18 @@ class Communicator {
 
   ByteCounters& counters() { return counters_; }
   const ByteCounters& counters() const { return counters_; }
+  // Step boundaries with collectives in flight across them (the engine's
+  // cross-step prefetch): reset_counters() starts the counters of step()
+  // from now, with the bytes already sent by collectives started ahead for it;
+  // counters_now() closes the open in-flight interval at now, so each step gets
+  // the part inside it and time between steps belongs to no step.
+  void reset_counters();
+  ByteCounters counters_now();
+  // While on, collectives started belong to the next step: their bytes are
+  // counted in that step's counters (discard_ahead(): they were not used).
+  void set_ahead(bool on) { ahead_ = on; }
+  void discard_ahead() { ahead_sent_ = {}; }
+  int64_t bytes_ahead() const;  // sent so far by collectives started ahead
   void set_step(int64_t step) { step_ = step; }
   int64_t step() const { return step_; }
   double timeout_s() const { return timeout_s_; }
@@ -190,8 +203,11 @@ class Communicator {
     stall_step_ = step;
   }
 
-  // For backends: counts `bytes` sent to member `to` of g.
-  void count_sent(const Group& g, int to, Kind kind, Purpose purpose, int64_t bytes);
+  // For backends: counts `bytes` sent to member `to` of g by a collective
+  // counted in step `counted_in` (Request::State::counted_in; -1: one started
+  // now): in counters() unless that step is still ahead.
+  void count_sent(const Group& g, int to, Kind kind, Purpose purpose, int64_t bytes, int64_t counted_in = -1);
+  int64_t counting_step() const { return ahead_ ? step_ + 1 : step_; }
 
  protected:
   // One collective as the interface hands it to a backend, arguments checked.
@@ -226,6 +242,8 @@ class Communicator {
   int stall_rank_ = -1;
   int64_t stall_step_ = -1;
   ByteCounters counters_;
+  bool ahead_ = false;
+  decltype(ByteCounters::sent) ahead_sent_{};  // bytes of collectives started ahead
   LinkEmulator inter_link_, intra_link_;
   std::vector<const Request::State*> open_;  // collectives started and not yet seen complete
   Request::Clock::time_point busy_since_;    // when open_ last became non-empty

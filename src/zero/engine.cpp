@@ -4,46 +4,13 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/accumulate.hpp"
-#include "kernels/convert.hpp"
 #include "kernels/sum_squares.hpp"
 #include "src/base/errors.hpp"
-#include "src/zero/buffer.hpp"
-#include "src/zero/kernel_progress.hpp"
-#include "src/zero/optimizer.hpp"
-#include "src/zero/qgz.hpp"
-#include "src/zero/quant_scheme.hpp"
-#include "src/zero/shard.hpp"
-#include "src/zero/zero_layout.hpp"
+#include "src/zero/engine_impl.hpp"
 
 namespace zeropp {
 
 namespace {
-
-// This rank's share of one unit.
-struct UnitShard {
-  std::string name;
-  int64_t numel = 0, padded = 0, slice = 0;
-  Span mine;  // [r·slice, (r+1)·slice) in padded coordinates
-  Buffer<float> master, grad, m, v;
-  std::vector<DecaySegment> segments;
-  // hpZ: this rank's part of the group's copy, in the comm dtype
-  Buffer<uint8_t> secondary;
-  bool secondary_valid = false;
-};
-
-// How a slot's gather travels, and so how it is decoded on arrival.
-enum class Route { World, Quantized, Group };
-
-// A full-unit buffer: what arrives on the wire and its fp32 copy.
-struct Slot {
-  Buffer<uint8_t> send, wire;
-  Buffer<float> full;
-  Request req;
-  Route route = Route::World;
-  int unit = -1;
-  bool in_flight = false;
-};
 
 // Every ZeRO++ setting checked against the layout: refused with a reason.
 int resolve_hpz(const ZeroConfig& z, const Topology& topo) {
@@ -55,261 +22,6 @@ int resolve_hpz(const ZeroConfig& z, const Topology& topo) {
 }
 
 }  // namespace
-
-struct Engine::Impl {
-  const Topology& topo;
-  Communicator& comm;
-  const ZeroConfig& z;
-  Group world;
-  std::unique_ptr<Group> hpz;  // null: hpZ off
-  int alpha = 1;
-  DType wire;
-  int64_t align = 1;
-  std::vector<UnitShard> units;
-  std::vector<Slot> slots;  // prefetch_depth + 1
-  std::unique_ptr<QgzReducer> qgz;
-  // the pass being run: which unit each position acquires, and where
-  Pass pass = Pass::Forward;
-  std::vector<int> schedule;
-  size_t pos = 0;
-  size_t next_start = 0;  // the first position whose gather has not been started
-  int slot_of_pos0 = 0;
-  // full weights still valid in a slot after the forward (a unit that ends
-  // the forward and starts the backward, e.g. tied embeddings): no second gather
-  int resident_unit = -1, resident_slot = -1;
-  // full-size gradient buffers: one per shared unit (it lives through the
-  // backward; empty for the others), and for the other units one (overlap
-  // off) or two: the next unit's backward fills one while the other is reduced
-  std::vector<Buffer<float>> grad_shared;
-  std::vector<Buffer<float>> grad_cur;
-  std::vector<Buffer<float>*> grad_of;  // per unit: its buffer while live
-  size_t next_cur = 0;                  // the grad_cur buffer the next unit takes
-  std::vector<bool> grad_live;
-  Buffer<float> reduced;  // this rank's slice of a reduced gradient
-  // The one gradient reduction in flight (overlap): its unit (-1: none), the
-  // full-size buffer it reads, and the reduce-scatter (qgZ keeps its own state).
-  struct PendingReduce {
-    int unit = -1;
-    const Buffer<float>* in = nullptr;
-    Request req;
-  } pending;
-  // Collectives progress between the model's kernels (overlap), only while
-  // the model computes: never inside the engine's own work.
-  std::unique_ptr<KernelProgress> kernel_progress;
-  bool model_running = false;
-  bool frozen = false;  // never stepped: no Adam moments
-  Buffer<int32_t> inputs, targets;
-  WeightWatcher watch;  // tests: sees every unit's weights as handed to the model
-
-  Impl(const Topology& t, Communicator& c, const ZeroConfig& zc)
-      : topo(t),
-        comm(c),
-        z(zc),
-        world(Group::world(t)),
-        wire(zc.comm_dtype == "bf16" ? DType::BF16 : DType::F32) {}
-
-  int64_t wire_size(int64_t n) const { return bytes_of(wire, n); }
-  int64_t quant_chunk(int64_t slice) const {  // qwZ: one rank's [payload | scales], aligned
-    return weight_scheme(z).packed_bytes(slice);
-  }
-  // A byte buffer that holds bf16 values, as a kernel argument.
-  static Vec<uint16_t> bf16_view(const Buffer<uint8_t>& b) {
-    return Vec<uint16_t>(reinterpret_cast<uint16_t*>(b.data()), b.size() / 2);
-  }
-  int slot_for(size_t position) const { return int((size_t(slot_of_pos0) + position) % slots.size()); }
-
-  void start_gather(size_t position) {
-    const int u = schedule[position];
-    Slot& s = slots[slot_for(position)];
-    UnitShard& us = units[size_t(u)];
-    const Purpose purpose = pass == Pass::Forward ? Purpose::FwdGather : Purpose::BwdGather;
-    s.unit = u;
-    s.in_flight = true;
-    if (hpz && us.secondary_valid) {  // inside the hpZ group, from the secondaries
-      s.route = Route::Group;
-      void* recv = wire == DType::F32 ? static_cast<void*>(s.full.data()) : s.wire.data();
-      s.req = with_device_access([&] {
-        return comm.start_allgather(*hpz, us.secondary.data(), recv, us.padded / alpha, wire, purpose,
-                                    us.name);
-      });
-      return;
-    }
-    if (z.quantized_weights && (pass == Pass::Forward || z.quantized_weights_backward)) {  // qwZ
-      s.route = Route::Quantized;
-      const int64_t n = us.slice, bytes = quant_chunk(n);
-      uint8_t* out = s.send.data();
-      weight_scheme(z).quantize_packed(us.master.data(), out, n);
-      s.req = with_device_access([&] {
-        return comm.start_allgather(world, out, s.wire.data(), bytes, DType::I8, purpose, us.name);
-      });
-      return;
-    }
-    s.route = Route::World;
-    const void* send = us.master.data();
-    if (wire == DType::BF16) {
-      to_bf16(us.master.view(), bf16_view(s.send), us.slice);
-      send = s.send.data();
-    }
-    void* recv = wire == DType::F32 ? static_cast<void*>(s.full.data()) : s.wire.data();
-    s.req = with_device_access(
-        [&] { return comm.start_allgather(world, send, recv, us.slice, wire, purpose, us.name); });
-  }
-
-  // Turns what arrived in slot s into fp32 weights in s.full.
-  void decode(Slot& s) {
-    const UnitShard& us = units[size_t(s.unit)];
-    if (s.route == Route::Quantized) {
-      const int64_t n = us.slice, bytes = quant_chunk(n);
-      const QuantScheme q = weight_scheme(z);
-      // Rounded to the wire dtype, so that the hpZ secondaries (kept in it)
-      // hold exactly these weights: every route then hands the model the same.
-      for (int r = 0; r < topo.P; ++r) {
-        const uint8_t* chunk = s.wire.data() + r * bytes;
-        float* x = s.full.data() + r * n;
-        wire == DType::BF16 ? q.dequantize_packed_bf16(chunk, x, n) : q.dequantize_packed(chunk, x, n);
-      }
-    } else if (wire == DType::BF16) {
-      from_bf16(bf16_view(s.wire), s.full.view(), us.padded);
-    }
-  }
-
-  // hpZ: keep this rank's part of the forward's full unit, in the comm dtype:
-  // exactly the weights the compute used (decode() made them representable).
-  void fill_secondary(UnitShard& us, const Slot& s) {
-    const int64_t n = us.padded / alpha, off = int64_t(topo.rank % alpha) * n;
-    if (wire == DType::BF16)
-      to_bf16(s.full.view(off, n), bf16_view(us.secondary), n);
-    else
-      Kokkos::deep_copy(Vec<float>(reinterpret_cast<float*>(us.secondary.data()), n), s.full.view(off, n));
-    us.secondary_valid = true;
-  }
-
-  void invalidate_secondaries() {
-    for (auto& us : units) us.secondary_valid = false;
-    resident_unit = -1;
-  }
-
-  void begin_pass(Pass p, const std::vector<int>& sched) {
-    pass = p;
-    schedule = sched;
-    pos = 0;
-    if (p == Pass::Backward && resident_unit == sched.front()) {
-      slot_of_pos0 = resident_slot;  // already gathered: the forward's last unit
-      next_start = 1;
-    } else {
-      slot_of_pos0 = 0;
-      next_start = 0;
-    }
-    resident_unit = -1;
-    std::fill(grad_live.begin(), grad_live.end(), false);
-  }
-
-  // MPI progresses our rings only inside MPI calls: poke the prefetches and
-  // the gradient reduction at every unit boundary (and, with overlap, between
-  // kernels) so that their hops advance while the model computes.
-  void progress() {
-    for (Slot& s : slots)
-      if (s.in_flight) with_device_access([&] { return comm.test(s.req); });
-    if (pending.unit < 0) return;
-    if (qgz)
-      qgz->test();
-    else
-      with_device_access([&] { return comm.test(pending.req); });
-  }
-
-  // Starts the gathers of positions up to `last` (clamped to the pass).
-  void start_through(size_t last) {
-    for (; next_start <= last && next_start < schedule.size(); ++next_start) start_gather(next_start);
-  }
-
-  CVec<float> acquire(int u) {
-    if (pos >= schedule.size() || schedule[pos] != u)
-      fatal("Engine::acquire", __FILE__, __LINE__,
-            "unit " + std::to_string(u) + " acquired out of the model's schedule");
-    Slot& s = slots[slot_for(pos)];
-    UnitShard& us = units[size_t(u)];
-    start_through(pos);  // prefetch_depth 0: gathered now
-    if (s.in_flight) {
-      with_device_access([&] { comm.wait(s.req); });
-      s.in_flight = false;
-      decode(s);
-      if (hpz && pass == Pass::Forward && !us.secondary_valid) fill_secondary(us, s);
-    }
-    start_through(pos + slots.size() - 1);                                  // prefetch into the other slots
-    if (watch) watch(pass, u, to_host(s.full, us.numel).data(), us.numel);  // tests: a host copy
-    return CVec<float>(s.full.data(), us.numel);
-  }
-
-  void release(int u) {
-    progress();
-    if (pass == Pass::Forward && pos + 1 == schedule.size()) {
-      resident_unit = u;
-      resident_slot = slot_for(pos);
-    }
-    ++pos;
-  }
-
-  Vec<float> grad(int u) {
-    const int64_t n = units[size_t(u)].padded;
-    if (!grad_live[size_t(u)]) {
-      Buffer<float>* g = &grad_shared[size_t(u)];
-      if (!g->size()) {
-        g = &grad_cur[next_cur];
-        next_cur = (next_cur + 1) % grad_cur.size();
-      }
-      if (pending.in == g) finish_reduce();  // still being reduced: not yet free
-      Kokkos::deep_copy(g->view(0, n), 0.0f);
-      grad_of[size_t(u)] = g;
-      grad_live[size_t(u)] = true;
-    }
-    return Vec<float>(grad_of[size_t(u)]->data(), units[size_t(u)].numel);
-  }
-
-  // The reduction of the previous unit completes (it had this unit's backward
-  // to progress under), then this unit's starts; overlap off: it completes here.
-  void grad_done(int u) {
-    progress();
-    finish_reduce();
-    UnitShard& us = units[size_t(u)];
-    const Buffer<float>& g = *grad_of[size_t(u)];
-    pending.unit = u;
-    pending.in = &g;
-    if (qgz)
-      qgz->start(u, g.data(), reduced.data(), us.name);
-    else
-      pending.req = with_device_access([&] {
-        return comm.start_reduce_scatter(world, g.data(), reduced.data(), us.slice, wire, Purpose::GradReduce,
-                                         us.name);
-      });
-    grad_live[size_t(u)] = false;
-    if (!z.overlap) finish_reduce();
-  }
-
-  // Completes the reduction in flight and adds its mean over ranks to the
-  // unit's gradient shard (in the order the reductions started: the same
-  // sums as reducing in place).
-  void finish_reduce() {
-    if (pending.unit < 0) return;
-    if (qgz)
-      qgz->finish();
-    else
-      with_device_access([&] { comm.wait(pending.req); });
-    UnitShard& us = units[size_t(pending.unit)];
-    const float inv_p = 1.0f / float(topo.P);  // the mean over ranks
-    accumulate_scaled(us.grad.view(), reduced.view(), inv_p, us.slice);
-    pending.unit = -1;
-    pending.in = nullptr;
-  }
-
-  // While alive, the model is computing: polls between its kernels advance
-  // the collectives. Inside the engine's own work (nested), they do not.
-  struct Computing {
-    Impl& I;
-    bool before;
-    Computing(Impl& i, bool on) : I(i), before(i.model_running) { I.model_running = on; }
-    ~Computing() { I.model_running = before; }
-  };
-};
 
 Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Model<float>& model, bool frozen)
     : cfg_(cfg), model_(model), impl_(std::make_unique<Impl>(topo, comm, cfg.zero)) {
@@ -345,13 +57,8 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Mode
   I.slots.resize(size_t(z.prefetch_depth) + 1);
   for (Slot& s : I.slots) {
     s.full = Buffer<float>("gathered unit", max_padded);
-    int64_t send = I.wire == DType::F32 ? 0 : I.wire_size(max_slice);
     int64_t wire = I.wire == DType::F32 ? 0 : I.wire_size(max_padded);
-    if (z.quantized_weights) {
-      send = std::max(send, I.quant_chunk(max_slice));
-      wire = std::max(wire, I.quant_chunk(max_slice) * topo.P);
-    }
-    s.send = Buffer<uint8_t>("gather send", send);
+    if (z.quantized_weights) wire = std::max(wire, I.quant_chunk(max_slice) * topo.P);
     s.wire = Buffer<uint8_t>("gather wire", wire);
   }
   if (z.quantized_gradients) {
@@ -373,6 +80,14 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Mode
   const int64_t bt = int64_t(cfg.train.batch_size) * cfg.train.seq_len;
   I.inputs = Buffer<int32_t>("inputs", bt);
   I.targets = Buffer<int32_t>("targets", bt);
+  I.forward = model.unit_schedule(Pass::Forward);
+  for (int u : I.forward)
+    if (std::find(I.update_order.begin(), I.update_order.end(), u) == I.update_order.end())
+      I.update_order.push_back(u);
+  for (int u = 0; u < int(I.units.size()); ++u)  // units no forward uses (none in our models)
+    if (std::find(I.update_order.begin(), I.update_order.end(), u) == I.update_order.end())
+      I.update_order.push_back(u);
+  I.unit_norm2.assign(I.units.size(), 0.0);
   if (z.overlap)
     I.kernel_progress = std::make_unique<KernelProgress>([&I] {
       if (I.model_running) I.progress();
@@ -386,6 +101,7 @@ int64_t Engine::padded(int unit) const { return impl_->units[size_t(unit)].padde
 int Engine::hpz_size() const { return impl_->alpha; }
 
 void Engine::init_weights(uint64_t seed) {
+  impl_->drop_carried();
   for (size_t u = 0; u < impl_->units.size(); ++u) {
     UnitShard& s = impl_->units[u];
     std::vector<float> w(static_cast<size_t>(s.slice));  // initialised on the host, then transferred
@@ -438,7 +154,8 @@ StepStats Engine::train_step(int64_t step, const std::vector<MicroBatch>& micro,
   if (I.frozen)
     fatal("Engine::train_step", __FILE__, __LINE__, "a frozen engine (no Adam moments) is never stepped");
   I.comm.set_step(step);
-  I.comm.counters().reset();
+  I.comm.reset_counters();  // with the bytes of this step's gathers sent ahead
+  I.training = true;
   // Validation and sampling between steps may have filled the secondaries:
   // every step starts from the same state, so that they never change training.
   I.invalidate_secondaries();
@@ -446,29 +163,17 @@ StepStats Engine::train_step(int64_t step, const std::vector<MicroBatch>& micro,
   for (auto& s : I.units) fill(s.grad, 0.0f);
   const int A = int(micro.size());
   const int64_t bt = int64_t(cfg_.train.batch_size) * cfg_.train.seq_len;
-  double sums[3] = {0, 0, 0};  // loss, squared gradient norm, cross-node bytes
+  double loss = 0;
   for (int m = 0; m < A; ++m) {
-    sums[0] += forward_batch(micro[size_t(m)]);
+    loss += forward_batch(micro[size_t(m)]);
     I.begin_pass(Pass::Backward, model_.unit_schedule(Pass::Backward));
     Impl::Computing c(I, true);
     model_.backward(1.0f / float(bt * A), *this);
   }
-  I.finish_reduce();  // the last unit's gradient, before the norm
-  sums[0] /= A;
-  for (auto& s : I.units) sums[1] += sum_squares<float>(CVec<float>(s.grad.data(), s.slice), s.slice);
-  sums[2] = double(I.comm.counters().total().inter);
-  I.comm.allreduce_sum(I.world, sums, 3, Purpose::Other, "loss+norm+bytes");
   StepStats st;
-  st.loss = sums[0] / I.topo.P;
-  st.grad_norm = std::sqrt(sums[1]);
-  st.inter_node_bytes_all = sums[2];
-  const double clip = cfg_.optim.grad_clip;
-  const float scale = clip > 0 && st.grad_norm > clip ? float(clip / (st.grad_norm + 1e-6)) : 1.0f;
-  for (auto& s : I.units)
-    adamw_shard(s.master.view(), s.m.view(), s.v.view(), s.grad.view(), s.segments, s.mine.begin, cfg_.optim,
-                lr, int(step + 1), scale);
-  I.invalidate_secondaries();  // the weights changed
-  st.bytes = I.comm.counters();
+  I.update(st, loss / A, cfg_.optim, lr, step, step + 1 < cfg_.train.steps);
+  st.bytes = I.comm.counters_now();
+  I.training = false;
   return st;
 }
 
@@ -530,6 +235,7 @@ void Engine::watch_weights(WeightWatcher w) { impl_->watch = std::move(w); }
 
 ShardGroups Engine::checkpoint_shards(bool with_error_feedback) {
   auto& I = *impl_;
+  I.drop_carried();  // a load writes the master shards that gathers in flight may read
   ShardGroups g = {{"model", {}}, {"optimizer/exp_avg", {}}, {"optimizer/exp_avg_sq", {}}};
   const auto& layout = model_.layout();
   for (size_t u = 0; u < I.units.size(); ++u) {
@@ -572,7 +278,10 @@ std::string Engine::error_feedback_layout() const {
   return zeropp::error_feedback_layout(cfg_.zero, impl_->topo.P, impl_->topo.X);
 }
 
-void Engine::weights_loaded() { impl_->invalidate_secondaries(); }
+void Engine::weights_loaded() {
+  impl_->drop_carried();  // gathered from the old weights
+  impl_->invalidate_secondaries();
+}
 
 std::unique_ptr<InferenceWeights> Engine::inference_weights() {
   std::vector<ShardedUnit> units;
@@ -591,7 +300,7 @@ MemoryReport Engine::memory() const {
     r.adam += s.m.bytes() + s.v.bytes();
     r.secondary += s.secondary.bytes();
   }
-  for (const auto& s : I.slots) r.gather += s.full.bytes() + s.wire.bytes() + s.send.bytes();
+  for (const auto& s : I.slots) r.gather += s.full.bytes() + s.wire.bytes();
   r.grad_full = 0;
   for (const auto& g : I.grad_cur) r.grad_full += g.bytes();
   for (const auto& g : I.grad_shared) r.grad_full += g.bytes();

@@ -12,7 +12,9 @@
 // flight during the next unit's backward and completes at the next
 // grad_done, before its buffer is reused, or before the step's norm. After the
 // micro-batches of a step the global gradient norm is all-reduced, clipped,
-// and AdamW updates the master shards. The engine decides where bytes travel
+// and AdamW updates the master shards unit by unit, in the order the next
+// forward uses them; with zero.overlap each unit's first gathers of the next
+// step start as soon as it is updated (engine_update.cpp). The engine decides where bytes travel
 // and knows no layer math; with P = 1 every collective is a local copy.
 // It knows the model only through model.hpp: units, their sizes and names,
 // the order each pass acquires them, and which units are shared (their

@@ -4,6 +4,7 @@
 // blocking path (no prefetch, reductions completed in place), for ZeRO-3 and
 // ZeRO++ (qwZ + hpZ + qgZ, with error feedback), on every node layout of P.
 #include <catch2/catch.hpp>
+#include <functional>
 
 #include "core/engine_fixture.hpp"
 #include "src/zero/kernel_progress.hpp"
@@ -28,7 +29,9 @@ struct Result {
   std::vector<std::vector<float>> grads;  // the last step's mean gradient, every unit
 };
 
-Result run_with(Config c, const Schedule& s) {
+// Trains c under schedule s; `after` (if set) runs after every step.
+using AfterStep = std::function<void(Run&, int64_t step, const StepStats&)>;
+Result run_with(Config c, const Schedule& s, const AfterStep& after = {}) {
   c.zero.prefetch_depth = s.depth;
   c.zero.overlap = s.overlap;
   c.comm.internode_latency_us = s.latency_us;
@@ -39,6 +42,7 @@ Result run_with(Config c, const Schedule& s) {
     const StepStats st = train_step(run, step, learning_rate(c.optim, step, c.train.steps));
     r.trace.losses.push_back(st.loss);
     r.trace.norms.push_back(st.grad_norm);
+    if (after) after(run, step, st);
   }
   for (size_t u = 0; u < run.model->layout().units.size(); ++u) {
     r.trace.weights.push_back(run.engine.gather_master(int(u)));
@@ -122,4 +126,77 @@ TEST_CASE("KernelProgress polls after every Kokkos kernel, never re-entered, and
   Kokkos::parallel_for(
       "k", 16, KOKKOS_LAMBDA(int i) { v(i) = float(i); });
   CHECK(polls == 2);
+}
+
+namespace {
+
+// A run whose steps are separated by what must see, or change, the weights
+// that the next step's first gathers (started at the end of a step, zero.overlap)
+// carry: nothing (the next step takes them over), a validation pass and a test
+// gather of one unit (both drop them, completed), and new master weights
+// through the checkpoint shards (drops them: they are stale).
+struct Between {
+  Result result;
+  std::vector<double> evals, inter;
+  std::vector<std::vector<float>> seen;  // gathered() between steps
+  std::vector<ByteCounters> bytes;
+  int sent_ahead = 0;  // steps after which bytes of the next one had been sent
+};
+
+Between run_between(const Config& c, const Schedule& s) {
+  Between b;
+  b.result = run_with(c, s, [&](Run& run, int64_t step, const StepStats& st) {
+    b.inter.push_back(st.inter_node_bytes_all);
+    b.bytes.push_back(st.bytes);
+    if (run.comm->bytes_ahead() > 0) ++b.sent_ahead;
+    if (step % 4 == 1) {
+      b.evals.push_back(run.engine.eval_loss(micro_batches(*run.train, 50 + step, 1)));
+    } else if (step % 4 == 2) {
+      b.seen.push_back(run.engine.gathered(1, Pass::Backward));
+    } else if (step % 4 == 3) {
+      for (auto& g : run.engine.checkpoint_shards(false))
+        if (g.first == "model")
+          for (TensorShard& t : g.second)
+            for (int64_t i = 0; t.data && i < t.end - t.begin; ++i) t.data[i] *= 0.75f;
+      run.engine.weights_loaded();
+    }
+  });
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("cross-step prefetch: validation, gathers and new weights between steps see the right weights",
+          "[overlap]") {
+  const int P = world_size();
+  for (int X : {1, P > 2 ? 2 : P}) {
+    for (bool plus : {false, true})
+      for (double clip : {0.5, 0.0}) {
+        Config c = tiny(1, "bf16");
+        c.train.steps = 7;
+        c.optim.grad_clip = clip;  // 0: AdamW per unit while the last reduction is in flight
+        c.zero.ranks_per_node = X;
+        if (plus) c = zeropp_full(c, X);
+        const Between blocking = run_between(c, {0, false});
+        CHECK(blocking.sent_ahead == 0);
+        for (const Schedule s : {Schedule{1, true}, Schedule{2, true}}) {
+          const Between r = run_between(c, s);
+          INFO("P=" << P << " X=" << X << (plus ? " ZeRO++" : " ZeRO-3") << " clip=" << clip
+                    << " depth=" << s.depth);
+          CHECK(r.sent_ahead == (P > 1 ? int(c.train.steps) - 1 : 0));  // every step but the last
+          CHECK(r.result.trace.losses == blocking.result.trace.losses);
+          CHECK(r.result.trace.norms == blocking.result.trace.norms);
+          CHECK(r.evals == blocking.evals);
+          CHECK(r.seen == blocking.seen);
+          CHECK(r.result.trace.weights == blocking.result.trace.weights);
+          CHECK(r.result.grads == blocking.result.grads);
+          CHECK(r.inter == blocking.inter);  // each step counts the gathers it uses
+          for (size_t k = 0; k < r.bytes.size(); ++k)
+            for (int kind = 0; kind < kNumKinds; ++kind) {
+              CHECK(r.bytes[k].of(Kind(kind)).intra == blocking.bytes[k].of(Kind(kind)).intra);
+              CHECK(r.bytes[k].of(Kind(kind)).inter == blocking.bytes[k].of(Kind(kind)).inter);
+            }
+        }
+      }
+  }
 }

@@ -38,7 +38,7 @@ struct Op : Request::State {
   }
 
   void send(int member, const void* data, int64_t bytes) {
-    mpi.count_sent(g, member, kind, purpose, bytes);
+    mpi.count_sent(g, member, kind, purpose, bytes, counted_in);
     // Emulated links: the hop completes no earlier than the link has served this message.
     const auto t = mpi.emulated_arrival(!g.same_node(member), bytes);
     if (t > link_free) link_free = t;
