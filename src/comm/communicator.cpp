@@ -153,7 +153,7 @@ int64_t Communicator::bytes_ahead() const {
 
 ByteCounters Communicator::counters_now() {
   const Clock::time_point now = Clock::now();
-  if (in_flight_ > 0) {
+  if (!open_.empty()) {
     counters_.in_flight_s += std::chrono::duration<double>(now - busy_since_).count();
     busy_since_ = now;
   }
