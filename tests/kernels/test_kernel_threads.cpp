@@ -127,7 +127,7 @@ TEST_CASE("elementwise kernels give the same results on 1 and 2 threads", "[kern
   SECTION("sum_squares, accumulate, convert") {
     same_on_1_and_2_threads([](auto& out) {
       std::mt19937 rng(5);
-      const int64_t n = 100003;  // 4 chunks, the last partial
+      const int64_t n = (int64_t(1) << 20) + 3;  // 33 chunks, the last partial
       auto x = random_buf<float>(n, rng, -100, 100), y = random_buf<float>(n, rng);
       const double s = sum_squares<float>(x, n);
       out = {std::vector<float>(2)};  // the double's bits
