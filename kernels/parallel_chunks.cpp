@@ -1,7 +1,8 @@
 #include "kernels/parallel_chunks.hpp"
 
 #include <stdexcept>
-#include <string>
+
+#include "kernels/cpu_features.hpp"
 
 namespace zeropp {
 
@@ -15,5 +16,10 @@ void set_kernel_threads(int n) {
 }
 
 int kernel_threads() { return g_kernel_threads; }
+
+std::string elementwise_kernels_name() {
+  return std::string(simd_isa_name(simd_isa())) + " (" + std::to_string(g_kernel_threads) +
+         (g_kernel_threads == 1 ? " thread)" : " threads)");
+}
 
 }  // namespace zeropp

@@ -12,12 +12,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 namespace zeropp {
 
 // Threads of the elementwise kernels; 1 (the default) runs no parallel region.
 void set_kernel_threads(int n);
 int kernel_threads();
+// The start-up tables' line: instruction set and threads, "AVX-512 (2 threads)".
+std::string elementwise_kernels_name();
 
 // Elements per chunk: large enough that a chunk's work (~10 µs) pays for
 // handing it to a thread.
