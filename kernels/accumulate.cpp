@@ -1,5 +1,6 @@
 #include "kernels/accumulate.hpp"
 
+#include "kernels/parallel_chunks.hpp"
 #include "kernels/simd_dispatch.hpp"
 
 namespace zeropp {
@@ -15,7 +16,9 @@ struct AccumulateScaled {
 }  // namespace
 
 void accumulate_scaled(Vec<float> y, CVec<float> x, float a, int64_t n) {
-  simd_dispatch<AccumulateScaled>(y.data(), x.data(), a, n);
+  parallel_chunks(n, kChunkElements, [&](int64_t, int64_t b, int64_t e) {
+    simd_dispatch<AccumulateScaled>(y.data() + b, x.data() + b, a, e - b);
+  });
 }
 
 }  // namespace zeropp

@@ -2,6 +2,7 @@
 
 #include "kernels/gelu.hpp"
 #include "kernels/gelu_math.hpp"
+#include "kernels/parallel_chunks.hpp"
 #include "kernels/simd_dispatch.hpp"
 
 namespace zeropp {
@@ -23,15 +24,17 @@ struct BiasGeluForward {
 };
 
 // Row after row, dbias summed in place (the reference's order); its OC
-// entries stay in cache.
+// entries stay in cache. Threads take blocks of `width` columns (rows `ld`
+// apart), which keeps each dbias entry's order.
 template <class T>
 struct BiasGeluBackward {
-  static ZEROPP_SIMD_INLINE void run(T* dpre, T* dbias, const T* pre, const T* dout, int N, int OC) {
+  static ZEROPP_SIMD_INLINE void run(T* dpre, T* dbias, const T* pre, const T* dout, int N, int width,
+                                     int64_t ld) {
     for (int64_t n = 0; n < N; ++n) {
-      const T* pr = pre + n * OC;
-      const T* dy = dout + n * OC;
-      T* dp = dpre + n * OC;
-      for (int c = 0; c < OC; ++c) {
+      const T* pr = pre + n * ld;
+      const T* dy = dout + n * ld;
+      T* dp = dpre + n * ld;
+      for (int c = 0; c < width; ++c) {
         const T g = dy[c] * gelu_slope(pr[c]);
         dp[c] += g;
         dbias[c] += g;
@@ -44,12 +47,17 @@ struct BiasGeluBackward {
 
 template <class T>
 void bias_gelu_forward(Vec<T> pre, Vec<T> out, CVec<T> bias, int N, int OC) {
-  simd_dispatch<BiasGeluForward<T>>(pre.data(), out.data(), bias.data(), N, OC);
+  parallel_chunks(N, rows_per_chunk(OC), [&](int64_t, int64_t b, int64_t e) {
+    simd_dispatch<BiasGeluForward<T>>(pre.data() + b * OC, out.data() + b * OC, bias.data(), int(e - b), OC);
+  });
 }
 
 template <class T>
 void bias_gelu_backward(Vec<T> dpre, Vec<T> dbias, CVec<T> pre, CVec<T> dout, int N, int OC) {
-  simd_dispatch<BiasGeluBackward<T>>(dpre.data(), dbias.data(), pre.data(), dout.data(), N, OC);
+  parallel_chunks(OC, kChunkColumns, [&](int64_t, int64_t b, int64_t e) {
+    simd_dispatch<BiasGeluBackward<T>>(dpre.data() + b, dbias.data() + b, pre.data() + b, dout.data() + b, N,
+                                       int(e - b), int64_t(OC));
+  });
 }
 
 template <class T>

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/lane_sum.hpp"
+#include "kernels/parallel_chunks.hpp"
 
 namespace zeropp {
 
@@ -13,15 +14,16 @@ namespace {
 
 template <class T>
 struct CausalSoftmaxForward {
-  static ZEROPP_SIMD_INLINE void run(T* att, const T* pre, int64_t rows, int Tn) {
-    for (int64_t r = 0; r < rows; ++r) causal_softmax_row(att + r * Tn, pre + r * Tn, int(r % Tn), Tn);
+  static ZEROPP_SIMD_INLINE void run(T* att, const T* pre, int64_t r0, int64_t r1, int Tn) {
+    for (int64_t r = r0; r < r1; ++r) causal_softmax_row(att + r * Tn, pre + r * Tn, int(r % Tn), Tn);
   }
 };
 
 template <class T>
 struct CausalSoftmaxBackward {
-  static ZEROPP_SIMD_INLINE void run(T* dpre, const T* att, const T* datt, int64_t rows, int Tn, T scale) {
-    for (int64_t r = 0; r < rows; ++r) {
+  static ZEROPP_SIMD_INLINE void run(T* dpre, const T* att, const T* datt, int64_t r0, int64_t r1, int Tn,
+                                     T scale) {
+    for (int64_t r = r0; r < r1; ++r) {
       const int n = int(r % Tn) + 1;  // visible keys
       const T* ar = att + r * Tn;
       const T* dar = datt + r * Tn;
@@ -37,12 +39,16 @@ struct CausalSoftmaxBackward {
 
 template <class T>
 void causal_softmax_forward(Vec<T> att, CVec<T> pre, int64_t rows, int Tn) {
-  simd_dispatch<CausalSoftmaxForward<T>>(att.data(), pre.data(), rows, Tn);
+  parallel_chunks(rows, rows_per_chunk(Tn), [&](int64_t, int64_t b, int64_t e) {
+    simd_dispatch<CausalSoftmaxForward<T>>(att.data(), pre.data(), b, e, Tn);
+  });
 }
 
 template <class T>
 void causal_softmax_backward(Vec<T> dpre, CVec<T> att, CVec<T> datt, int64_t rows, int Tn, T scale) {
-  simd_dispatch<CausalSoftmaxBackward<T>>(dpre.data(), att.data(), datt.data(), rows, Tn, scale);
+  parallel_chunks(rows, rows_per_chunk(Tn), [&](int64_t, int64_t b, int64_t e) {
+    simd_dispatch<CausalSoftmaxBackward<T>>(dpre.data(), att.data(), datt.data(), b, e, Tn, scale);
+  });
 }
 
 template <class T>

@@ -1,5 +1,6 @@
 #include "kernels/convert.hpp"
 
+#include "kernels/parallel_chunks.hpp"
 #include "kernels/simd_dispatch.hpp"
 #include "src/base/bf16.hpp"
 
@@ -28,13 +29,20 @@ struct RoundToBf16 {
 }  // namespace
 
 void to_bf16(CVec<float> in, Vec<uint16_t> out, int64_t n) {
-  simd_dispatch<ToBf16>(in.data(), out.data(), n);
+  parallel_chunks(n, kChunkElements, [&](int64_t, int64_t b, int64_t e) {
+    simd_dispatch<ToBf16>(in.data() + b, out.data() + b, e - b);
+  });
 }
 
 void from_bf16(CVec<uint16_t> in, Vec<float> out, int64_t n) {
-  simd_dispatch<FromBf16>(in.data(), out.data(), n);
+  parallel_chunks(n, kChunkElements, [&](int64_t, int64_t b, int64_t e) {
+    simd_dispatch<FromBf16>(in.data() + b, out.data() + b, e - b);
+  });
 }
 
-void round_to_bf16(Vec<float> x, int64_t n) { simd_dispatch<RoundToBf16>(x.data(), n); }
+void round_to_bf16(Vec<float> x, int64_t n) {
+  parallel_chunks(n, kChunkElements,
+                  [&](int64_t, int64_t b, int64_t e) { simd_dispatch<RoundToBf16>(x.data() + b, e - b); });
+}
 
 }  // namespace zeropp

@@ -1,5 +1,6 @@
 #include "kernels/encoder.hpp"
 
+#include "kernels/parallel_chunks.hpp"
 #include "kernels/simd_dispatch.hpp"
 
 namespace zeropp {
@@ -8,9 +9,9 @@ namespace {
 
 template <class T>
 struct EncoderForward {
-  static ZEROPP_SIMD_INLINE void run(T* out, const int32_t* tok, const T* wte, const T* wpe, int B, int Tn,
-                                     int C) {
-    for (int64_t bt = 0; bt < int64_t(B) * Tn; ++bt) {
+  static ZEROPP_SIMD_INLINE void run(T* out, const int32_t* tok, const T* wte, const T* wpe, int64_t bt0,
+                                     int64_t bt1, int Tn, int C) {
+    for (int64_t bt = bt0; bt < bt1; ++bt) {
       T* orow = out + bt * C;
       const T* erow = wte + int64_t(tok[bt]) * C;
       if (wpe == nullptr) {
@@ -23,18 +24,19 @@ struct EncoderForward {
   }
 };
 
-// Row after row (the reference's order of the sums into a repeated token's row).
+// Row after row (the reference's order of the sums into a repeated token's
+// row). Threads take blocks of `width` columns (rows C apart), which keeps that order.
 template <class T>
 struct EncoderBackward {
   static ZEROPP_SIMD_INLINE void run(T* dwte, T* dwpe, const T* dout, const int32_t* tok, int B, int Tn,
-                                     int C) {
+                                     int C, int width) {
     for (int64_t bt = 0; bt < int64_t(B) * Tn; ++bt) {
       const T* drow = dout + bt * C;
       T* terow = dwte + int64_t(tok[bt]) * C;
-      for (int c = 0; c < C; ++c) terow[c] += drow[c];
+      for (int c = 0; c < width; ++c) terow[c] += drow[c];
       if (dwpe == nullptr) continue;
       T* perow = dwpe + (bt % Tn) * C;
-      for (int c = 0; c < C; ++c) perow[c] += drow[c];
+      for (int c = 0; c < width; ++c) perow[c] += drow[c];
     }
   }
 };
@@ -43,12 +45,18 @@ struct EncoderBackward {
 
 template <class T>
 void encoder_forward(Vec<T> out, CVec<int32_t> tokens, CVec<T> wte, CVec<T> wpe, int B, int Tn, int C) {
-  simd_dispatch<EncoderForward<T>>(out.data(), tokens.data(), wte.data(), wpe.data(), B, Tn, C);
+  parallel_chunks(int64_t(B) * Tn, rows_per_chunk(C), [&](int64_t, int64_t b, int64_t e) {
+    simd_dispatch<EncoderForward<T>>(out.data(), tokens.data(), wte.data(), wpe.data(), b, e, Tn, C);
+  });
 }
 
 template <class T>
 void encoder_backward(Vec<T> dwte, Vec<T> dwpe, CVec<T> dout, CVec<int32_t> tokens, int B, int Tn, int C) {
-  simd_dispatch<EncoderBackward<T>>(dwte.data(), dwpe.data(), dout.data(), tokens.data(), B, Tn, C);
+  parallel_chunks(C, kChunkColumns, [&](int64_t, int64_t b, int64_t e) {
+    T* dwpe_b = dwpe.data() == nullptr ? nullptr : dwpe.data() + b;
+    simd_dispatch<EncoderBackward<T>>(dwte.data() + b, dwpe_b, dout.data() + b, tokens.data(), B, Tn, C,
+                                      int(e - b));
+  });
 }
 
 template <class T>

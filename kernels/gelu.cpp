@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernels/gelu_math.hpp"
+#include "kernels/parallel_chunks.hpp"
 #include "kernels/simd_dispatch.hpp"
 
 namespace zeropp {
@@ -28,12 +29,16 @@ struct GeluBackward {
 
 template <class T>
 void gelu_forward(Vec<T> out, CVec<T> inp, int64_t n) {
-  simd_dispatch<GeluForward<T>>(out.data(), inp.data(), n);
+  parallel_chunks(n, kChunkElements, [&](int64_t, int64_t b, int64_t e) {
+    simd_dispatch<GeluForward<T>>(out.data() + b, inp.data() + b, e - b);
+  });
 }
 
 template <class T>
 void gelu_backward(Vec<T> dinp, CVec<T> inp, CVec<T> dout, int64_t n) {
-  simd_dispatch<GeluBackward<T>>(dinp.data(), inp.data(), dout.data(), n);
+  parallel_chunks(n, kChunkElements, [&](int64_t, int64_t b, int64_t e) {
+    simd_dispatch<GeluBackward<T>>(dinp.data() + b, inp.data() + b, dout.data() + b, e - b);
+  });
 }
 
 template <class T>

@@ -42,6 +42,14 @@ void install(bool on) {
 
 }  // namespace
 
+KernelScope::KernelScope() : active_(!g_hooks.empty()) {
+  if (active_) run_before();
+}
+
+KernelScope::~KernelScope() {
+  if (active_) run_after();
+}
+
 ScopedKernelHook::ScopedKernelHook(KernelHook hook) : id_(g_next_id++) {
   if (g_hooks.empty()) install(true);
   g_hooks.emplace_back(id_, std::move(hook));

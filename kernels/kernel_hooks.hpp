@@ -30,4 +30,18 @@ class ScopedKernelHook {
   int id_;
 };
 
+// The hooks around a kernel that is not a Kokkos one (plain loops, OpenMP:
+// kernels/parallel_chunks.hpp), exactly as Kokkos runs them around a
+// parallel_for. Open it on the thread that runs the kernels, never on a worker.
+class KernelScope {
+ public:
+  KernelScope();
+  ~KernelScope();
+  KernelScope(const KernelScope&) = delete;
+  KernelScope& operator=(const KernelScope&) = delete;
+
+ private:
+  bool active_;  // hooks were registered when it opened
+};
+
 }  // namespace zeropp

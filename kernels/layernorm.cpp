@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernels/layernorm_row.hpp"
+#include "kernels/parallel_chunks.hpp"
 #include "kernels/simd_dispatch.hpp"
 
 namespace zeropp {
@@ -21,15 +22,13 @@ struct LayerNormForward {
   }
 };
 
-// Row by row: the row's two sums, then dinp, and dweight/dbias accumulated
-// in the reference's order (row after row).
+// dinp row by row (the row's two sums, then dinp); threads take whole rows.
 template <class T>
-struct LayerNormBackward {
-  // restrict: the row loop touches six arrays, past GCC's limit of run-time
+struct LayerNormBackwardInput {
+  // restrict: the row loop touches five arrays, past GCC's limit of run-time
   // overlap checks it would otherwise need in order to vectorise.
-  static ZEROPP_SIMD_INLINE void run(T* __restrict dx, T* __restrict dw, T* __restrict db,
-                                     const T* __restrict dy, const T* __restrict x, const T* __restrict w,
-                                     const T* mean, const T* rstd, int N, int C) {
+  static ZEROPP_SIMD_INLINE void run(T* __restrict dx, const T* __restrict dy, const T* __restrict x,
+                                     const T* __restrict w, const T* mean, const T* rstd, int N, int C) {
     for (int64_t n = 0; n < N; ++n) {
       const T* xr = x + n * C;
       const T* dyr = dy + n * C;
@@ -44,7 +43,24 @@ struct LayerNormBackward {
       for (int c = 0; c < C; ++c) {
         const T norm = (xr[c] - m) * s;
         dxr[c] += s * (w[c] * dyr[c] - dnorm_mean - norm * dnorm_norm_mean);
-        dw[c] += dyr[c] * norm;
+      }
+    }
+  }
+};
+
+// dweight and dbias summed row after row (the reference's order); threads
+// take blocks of `width` columns (rows C apart), which keeps that order.
+template <class T>
+struct LayerNormBackwardParams {
+  static ZEROPP_SIMD_INLINE void run(T* __restrict dw, T* __restrict db, const T* __restrict dy,
+                                     const T* __restrict x, const T* mean, const T* rstd, int N, int C,
+                                     int width) {
+    for (int64_t n = 0; n < N; ++n) {
+      const T* xr = x + n * C;
+      const T* dyr = dy + n * C;
+      const T m = mean[n], s = rstd[n];
+      for (int c = 0; c < width; ++c) {
+        dw[c] += dyr[c] * ((xr[c] - m) * s);
         db[c] += dyr[c];
       }
     }
@@ -56,15 +72,23 @@ struct LayerNormBackward {
 template <class T>
 void layernorm_forward(Vec<T> out, Vec<T> mean, Vec<T> rstd, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N,
                        int C) {
-  simd_dispatch<LayerNormForward<T>>(out.data(), mean.data(), rstd.data(), inp.data(), weight.data(),
-                                     bias.data(), N, C);
+  parallel_chunks(N, rows_per_chunk(C), [&](int64_t, int64_t b, int64_t e) {
+    simd_dispatch<LayerNormForward<T>>(out.data() + b * C, mean.data() + b, rstd.data() + b,
+                                       inp.data() + b * C, weight.data(), bias.data(), int(e - b), C);
+  });
 }
 
 template <class T>
 void layernorm_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp, CVec<T> weight,
                         CVec<T> mean, CVec<T> rstd, int N, int C) {
-  simd_dispatch<LayerNormBackward<T>>(dinp.data(), dweight.data(), dbias.data(), dout.data(), inp.data(),
-                                      weight.data(), mean.data(), rstd.data(), N, C);
+  parallel_chunks(N, rows_per_chunk(C), [&](int64_t, int64_t b, int64_t e) {
+    simd_dispatch<LayerNormBackwardInput<T>>(dinp.data() + b * C, dout.data() + b * C, inp.data() + b * C,
+                                             weight.data(), mean.data() + b, rstd.data() + b, int(e - b), C);
+  });
+  parallel_chunks(C, kChunkColumns, [&](int64_t, int64_t b, int64_t e) {
+    simd_dispatch<LayerNormBackwardParams<T>>(dweight.data() + b, dbias.data() + b, dout.data() + b,
+                                              inp.data() + b, mean.data(), rstd.data(), N, C, int(e - b));
+  });
 }
 
 template <class T>

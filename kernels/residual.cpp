@@ -1,5 +1,6 @@
 #include "kernels/residual.hpp"
 
+#include "kernels/parallel_chunks.hpp"
 #include "kernels/simd_dispatch.hpp"
 
 namespace zeropp {
@@ -27,12 +28,16 @@ struct ResidualBackward {
 
 template <class T>
 void residual_forward(Vec<T> out, CVec<T> a, CVec<T> b, int64_t n) {
-  simd_dispatch<ResidualForward<T>>(out.data(), a.data(), b.data(), n);
+  parallel_chunks(n, kChunkElements, [&](int64_t, int64_t i, int64_t e) {
+    simd_dispatch<ResidualForward<T>>(out.data() + i, a.data() + i, b.data() + i, e - i);
+  });
 }
 
 template <class T>
 void residual_backward(Vec<T> da, Vec<T> db, CVec<T> dout, int64_t n) {
-  simd_dispatch<ResidualBackward<T>>(da.data(), db.data(), dout.data(), n);
+  parallel_chunks(n, kChunkElements, [&](int64_t, int64_t i, int64_t e) {
+    simd_dispatch<ResidualBackward<T>>(da.data() + i, db.data() + i, dout.data() + i, e - i);
+  });
 }
 
 template <class T>

@@ -2,6 +2,7 @@
 
 #include "kernels/layernorm.hpp"
 #include "kernels/layernorm_row.hpp"
+#include "kernels/parallel_chunks.hpp"
 #include "kernels/residual.hpp"
 #include "kernels/simd_dispatch.hpp"
 
@@ -29,8 +30,12 @@ struct ResidualLayerNormForward {
 template <class T>
 void residual_layernorm_forward(Vec<T> res, Vec<T> out, Vec<T> mean, Vec<T> rstd, CVec<T> a, CVec<T> b,
                                 CVec<T> weight, CVec<T> bias, int N, int C) {
-  simd_dispatch<ResidualLayerNormForward<T>>(res.data(), out.data(), mean.data(), rstd.data(), a.data(),
-                                             b.data(), weight.data(), bias.data(), N, C);
+  parallel_chunks(N, rows_per_chunk(C), [&](int64_t, int64_t r, int64_t e) {
+    const int64_t o = r * C;
+    simd_dispatch<ResidualLayerNormForward<T>>(res.data() + o, out.data() + o, mean.data() + r,
+                                               rstd.data() + r, a.data() + o, b.data() + o, weight.data(),
+                                               bias.data(), int(e - r), C);
+  });
 }
 
 template <class T>

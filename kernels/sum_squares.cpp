@@ -1,6 +1,9 @@
 #include "kernels/sum_squares.hpp"
 
+#include <vector>
+
 #include "kernels/lane_sum.hpp"
+#include "kernels/parallel_chunks.hpp"
 
 namespace zeropp {
 
@@ -18,7 +21,14 @@ struct SumSquares {
 
 template <class T>
 double sum_squares(CVec<T> x, int64_t n) {
-  return simd_dispatch<SumSquares<T>>(x.data(), n);
+  // One partial per fixed chunk, added in chunk order: the same sum on any thread count.
+  std::vector<double> partial(size_t(chunk_count(n, kChunkElements)));
+  parallel_chunks(n, kChunkElements, [&](int64_t i, int64_t b, int64_t e) {
+    partial[size_t(i)] = simd_dispatch<SumSquares<T>>(x.data() + b, e - b);
+  });
+  double total = 0;
+  for (const double p : partial) total += p;
+  return total;
 }
 
 template <class T>

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "kernels/blas_core.hpp"
-#include "kernels/cpu_features.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/gemm_batched.hpp"
 #include "kernels/gemm_bf16.hpp"
+#include "kernels/parallel_chunks.hpp"
 #include "src/app/logging.hpp"
 #include "src/app/train.hpp"
 #include "src/base/errors.hpp"
@@ -218,7 +218,7 @@ int run_bench_step(const Config& cfg, int steps) {
                 {"ranks", ranks},
                 {"BLAS", gemm_backend_name()},
                 {"BLAS kernels", blas_core_name()},
-                {"elementwise kernels", simd_isa_name(simd_isa())},
+                {"elementwise kernels", elementwise_kernels_name()},
                 {"batched GEMM", gemm_batched_backend_name()},
                 {"bf16 GEMM", gemm_bf16_backend_name()},
                 {"bf16 GEMM by kernel", by_kernel},

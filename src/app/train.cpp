@@ -11,10 +11,10 @@
 #include "io/metrics.hpp"
 #include "io/run_dir.hpp"
 #include "kernels/blas_core.hpp"
-#include "kernels/cpu_features.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/gemm_batched.hpp"
 #include "kernels/gemm_bf16.hpp"
+#include "kernels/parallel_chunks.hpp"
 #include "src/app/build_info.hpp"
 #include "src/app/generate.hpp"
 #include "src/app/logging.hpp"
@@ -70,7 +70,7 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   rows.emplace_back("memory per rank", memory_summary(memory));
   rows.emplace_back("BLAS", gemm_backend_name());
   rows.emplace_back("BLAS kernels", blas_core_name());
-  rows.emplace_back("elementwise kernels", simd_isa_name(simd_isa()));
+  rows.emplace_back("elementwise kernels", elementwise_kernels_name());
   rows.emplace_back("batched GEMM", gemm_batched_backend_name());
   rows.emplace_back("precision",
                     t.precision == "bf16" ? "bf16 GEMMs on " + gemm_bf16_backend_name() : "fp32");
@@ -114,7 +114,10 @@ Run::Run(const Config& cfg_, MPI_Comm base)
       model(make_model<float>(cfg.model, cfg.train.batch_size, cfg.train.seq_len)),
       engine(cfg, topo, *comm, *model) {
   model->set_precision(parse_precision(cfg.train.precision));
-  if (cfg.train.threads > 0) set_gemm_threads(cfg.train.threads);
+  if (cfg.train.threads > 0) {
+    set_gemm_threads(cfg.train.threads);
+    set_kernel_threads(cfg.train.threads);
+  }
   force_batched_kernel(parse_batched_kernel(cfg.train.batched_gemm));
   engine.init_weights(uint64_t(cfg.train.seed));
   if (cfg.comm.fault_stall_rank >= 0) comm->set_stall(cfg.comm.fault_stall_rank, cfg.comm.fault_stall_step);

@@ -120,8 +120,9 @@ std::vector<Key> build_table() {
             "weights, Adam moments, norms, softmax and loss stay fp32)",
             {one_of({"fp32", "bf16"})});
   train.add("threads", &TrainConfig::threads,
-            "threads per rank of the GEMM libraries (OpenBLAS, oneDNN); other kernels run on one (Kokkos "
-            "Serial). 0: the libraries' own settings (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS)",
+            "threads per rank of the GEMM libraries (OpenBLAS, oneDNN) and of the elementwise kernels "
+            "(OpenMP; bitwise the same results on any count). 0: the libraries' own settings "
+            "(OPENBLAS_NUM_THREADS, OMP_NUM_THREADS), elementwise kernels on one thread",
             {non_negative()});
   train.add(
       "batched_gemm", &TrainConfig::batched_gemm,
