@@ -94,7 +94,7 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Mode
     });
 }
 
-Engine::~Engine() = default;
+Engine::~Engine() { impl_->drop_carried(); }  // gathers carried to a next step that never comes
 
 int64_t Engine::align() const { return impl_->align; }
 int64_t Engine::padded(int unit) const { return impl_->units[size_t(unit)].padded; }

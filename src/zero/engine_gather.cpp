@@ -95,6 +95,7 @@ void Engine::Impl::drop_carried() {
     }
   if (carried) comm.discard_ahead();  // no step uses what they sent
   carried = 0;
+  carried_access.reset();
 }
 
 void Engine::Impl::begin_pass(Pass p, const std::vector<int>& sched) {
@@ -109,6 +110,7 @@ void Engine::Impl::begin_pass(Pass p, const std::vector<int>& sched) {
     slot_of_pos0 = 0;
     next_start = carried;
     carried = 0;
+    carried_access.reset();  // the pass's own waits open access from here
   } else if (p == Pass::Backward && resident_unit == sched.front()) {
     slot_of_pos0 = resident_slot;  // already gathered: the forward's last unit
     next_start = 1;

@@ -93,11 +93,12 @@ struct Engine::Impl {
   // in the next step). The next training step's forward takes them over
   // (begin_pass); any other pass (validation, generation, tests), and any
   // change of the master weights, completes and drops them first.
-  std::vector<int> forward;        // the model's forward schedule
-  std::vector<int> update_order;   // units in the order of their first forward use
-  size_t carried = 0;              // positions of `forward` gathered ahead of the next step
-  bool training = false;           // inside train_step
-  std::vector<double> unit_norm2;  // per unit: squared norm of this rank's gradient shard
+  std::vector<int> forward;                      // the model's forward schedule
+  std::vector<int> update_order;                 // units in the order of their first forward use
+  size_t carried = 0;                            // positions of `forward` gathered ahead of the next step
+  std::unique_ptr<DeviceAccess> carried_access;  // open while they are in flight between steps
+  bool training = false;                         // inside train_step
+  std::vector<double> unit_norm2;                // per unit: squared norm of this rank's gradient shard
 
   Impl(const Topology& t, Communicator& c, const ZeroConfig& zc)
       : topo(t),

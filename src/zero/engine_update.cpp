@@ -8,7 +8,7 @@
 // reduction. The units are updated in the order the next forward uses them,
 // and each one's next-step gathers start as soon as it is updated (cross-step
 // prefetch), so they travel under the remaining updates instead of in front
-// of the next forward; they complete before the step returns. Results are bitwise
+// of the next forward, and stay in flight into the next step. Results are bitwise
 // those of updating in unit order after the norm: the units are independent
 // and the norm sums the same per-unit values in unit order.
 #include <cmath>
@@ -59,10 +59,11 @@ void Engine::Impl::update(StepStats& st, double loss, const OptimConfig& o, doub
   }
   if (!carry) return;
   carried = std::min(slots.size(), forward.size());
-  // Completed before the step returns: between steps the caller's own MPI
-  // calls would move these transfers into our buffers outside any engine call,
-  // where device memory is not ours to touch (kernels/device_memory.hpp).
-  for (size_t p = 0; p < carried; ++p) with_device_access([&] { comm.wait(slots[p].req); });
+  // They stay in flight between steps, where any MPI call of the caller's
+  // (the stop flag, metrics I/O) may move their bytes into our buffers, as a
+  // CUDA-aware MPI writes device memory: the communicator owns those buffers
+  // until the next pass takes the gathers over (kernels/device_memory.hpp).
+  carried_access = std::make_unique<DeviceAccess>();
 }
 
 }  // namespace zeropp
