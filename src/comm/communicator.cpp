@@ -132,8 +132,7 @@ bool Communicator::test(Request& r) {
   if (!r.state_->advance()) return false;
   open_.erase(std::find(open_.begin(), open_.end(), r.state_.get()));
   r.state_.reset();
-  if (open_.empty())
-    counters_.in_flight_s += std::chrono::duration<double>(Clock::now() - busy_since_).count();
+  if (open_.empty()) add_busy_time(Clock::now());
   return true;
 }
 
@@ -151,12 +150,13 @@ int64_t Communicator::bytes_ahead() const {
   return n;
 }
 
+void Communicator::add_busy_time(Clock::time_point now) {
+  counters_.in_flight_s += std::chrono::duration<double>(now - busy_since_).count();
+  busy_since_ = now;
+}
+
 ByteCounters Communicator::counters_now() {
-  const Clock::time_point now = Clock::now();
-  if (!open_.empty()) {
-    counters_.in_flight_s += std::chrono::duration<double>(now - busy_since_).count();
-    busy_since_ = now;
-  }
+  if (!open_.empty()) add_busy_time(Clock::now());
   return counters_;
 }
 

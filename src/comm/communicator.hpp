@@ -247,6 +247,8 @@ class Communicator {
   LinkEmulator inter_link_, intra_link_;
   std::vector<const Request::State*> open_;  // collectives started and not yet seen complete
   Request::Clock::time_point busy_since_;    // when open_ last became non-empty
+  // Adds [busy_since_, now) to the counters' time with collectives in flight.
+  void add_busy_time(Request::Clock::time_point now);
 };
 
 }  // namespace zeropp
