@@ -19,7 +19,7 @@ constexpr int kStopSignals[3] = {SIGUSR1, SIGTERM, SIGINT};
 
 }  // namespace
 
-StopSignals::StopSignals() : old_(new struct sigaction[3]()) {
+StopSignals::StopSignals() {
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);

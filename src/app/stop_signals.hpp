@@ -9,7 +9,6 @@
 #pragma once
 
 #include <csignal>
-#include <memory>
 
 #include "src/comm/communicator.hpp"
 
@@ -21,9 +20,11 @@ class StopSignals {
  public:
   StopSignals();
   ~StopSignals();
+  StopSignals(const StopSignals&) = delete;  // one owner restores the old handlers
+  StopSignals& operator=(const StopSignals&) = delete;
 
  private:
-  std::unique_ptr<struct sigaction[]> old_;  // SIGUSR1, SIGTERM, SIGINT
+  struct sigaction old_[3] = {};  // SIGUSR1, SIGTERM, SIGINT
 };
 
 // At a step boundary, collective over g (one all-reduce): why the run stops
