@@ -56,6 +56,9 @@ target_link_libraries(zeropp_cuda PUBLIC CUDA::cudart CUDA::cublas ${ZEROPP_NCCL
 target_compile_options(zeropp_cuda PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>
                                            $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
 target_compile_definitions(zeropp_cuda PUBLIC ZEROPP_HAVE_CUDA)
+# kernels/device_context.hpp names the CUDA stream in every CUDA build.
+target_compile_definitions(zeropp_kernels PUBLIC ZEROPP_HAVE_CUDA)
+target_link_libraries(zeropp_kernels PUBLIC CUDA::cudart)
 target_link_libraries(zeropp_comm_backends PUBLIC zeropp_cuda)
 
 # tools/gpu_check (the quantization kernels, cuBLAS and a one-rank NCCL on the

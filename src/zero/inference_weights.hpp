@@ -33,7 +33,7 @@
 #include "src/comm/topology.hpp"
 #include "src/config/config.hpp"
 #include "src/models/model.hpp"
-#include "src/zero/buffer.hpp"
+#include "kernels/device_buffer.hpp"
 #include "src/zero/quant_scheme.hpp"
 
 namespace zeropp {

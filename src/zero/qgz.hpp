@@ -30,7 +30,7 @@
 
 #include "src/comm/communicator.hpp"
 #include "src/comm/topology.hpp"
-#include "src/zero/buffer.hpp"
+#include "kernels/device_buffer.hpp"
 #include "src/zero/quant_scheme.hpp"
 
 namespace zeropp {

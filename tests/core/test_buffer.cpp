@@ -1,10 +1,10 @@
-// Buffer<T> (src/zero/buffer.hpp): zero-filled, explicit transfers both ways,
+// Buffer<T> (kernels/device_buffer.hpp): zero-filled, explicit transfers both ways,
 // and, in the poisoned mode, a host read of its memory faults.
 #include <catch2/catch.hpp>
 #include <numeric>
 #include <vector>
 
-#include "src/zero/buffer.hpp"
+#include "kernels/device_buffer.hpp"
 
 using namespace zeropp;
 

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/buffer_ops.hpp"
 #include "kernels/device_memory.hpp"
 
 namespace zeropp {
@@ -53,7 +54,7 @@ std::vector<T> to_host(const Buffer<T>& b, int64_t n = -1) {
 // Sets all elements to v (a kernel).
 template <class T>
 void fill(const Buffer<T>& b, T v) {
-  Kokkos::deep_copy(b.view(), v);
+  fill(b.view(), v);
 }
 
 }  // namespace zeropp
