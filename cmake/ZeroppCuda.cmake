@@ -32,7 +32,8 @@ message(STATUS "CUDA ${CUDAToolkit_VERSION} (${CMAKE_CUDA_COMPILER}), architectu
 
 # The model's operations (kernels/cuda/ops.hpp), one per file beside its host twin.
 set(zeropp_cuda_ops matmul encoder layernorm residual_layernorm attention causal_softmax attention_decode gelu
-    bias_gelu residual crossentropy adamw sum_squares rmsnorm rope swiglu accumulate convert error_feedback)
+    bias_gelu residual crossentropy adamw sum_squares rmsnorm rope swiglu accumulate convert error_feedback
+    buffer_ops qgz_reorder)
 list(TRANSFORM zeropp_cuda_ops PREPEND kernels/cuda/)
 list(TRANSFORM zeropp_cuda_ops APPEND .cu)
 # No FMA contraction, as the host compiler (-std=c++17, no -march): the
@@ -56,9 +57,11 @@ target_link_libraries(zeropp_cuda PUBLIC CUDA::cudart CUDA::cublas ${ZEROPP_NCCL
 target_compile_options(zeropp_cuda PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>
                                            $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
 target_compile_definitions(zeropp_cuda PUBLIC ZEROPP_HAVE_CUDA)
-# kernels/device_context.hpp names the CUDA stream in every CUDA build.
+# kernels/device_context.hpp names the CUDA stream in every CUDA build; the
+# entry points dispatch to their twins (a cycle of static libraries, which
+# CMake links by repeating them).
 target_compile_definitions(zeropp_kernels PUBLIC ZEROPP_HAVE_CUDA)
-target_link_libraries(zeropp_kernels PUBLIC CUDA::cudart)
+target_link_libraries(zeropp_kernels PUBLIC CUDA::cudart zeropp_cuda)
 target_link_libraries(zeropp_comm_backends PUBLIC zeropp_cuda)
 
 # tools/gpu_check (the quantization kernels, cuBLAS and a one-rank NCCL on the

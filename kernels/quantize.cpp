@@ -6,8 +6,13 @@
 #include <string>
 
 #include "kernels/cpu_features.hpp"
+#include "kernels/device_context.hpp"
 #include "kernels/quant_isa.hpp"
 #include "kernels/quant_ref.hpp"
+
+#ifdef ZEROPP_HAVE_CUDA
+#include "kernels/cuda/quantize.cuh"
+#endif
 
 namespace zeropp {
 
@@ -41,10 +46,34 @@ void for_block_groups(const char* who, int64_t nblocks, const F& f) {
       });
 }
 
+#ifdef ZEROPP_HAVE_CUDA
+// The CUDA twins (kernels/cuda/quantize.cuh) of quantize<Bits> and dequantize<Bits, Mode>.
+template <int Bits>
+constexpr auto cuda_quantize() {
+  if constexpr (Bits == 8)
+    return cuda::quantize_int8;
+  else
+    return cuda::quantize_int4;
+}
+template <int Bits, DequantMode Mode>
+constexpr auto cuda_dequantize() {
+  if constexpr (Bits == 8)
+    return Mode == DequantMode::Set   ? cuda::dequantize_int8
+           : Mode == DequantMode::Add ? cuda::dequantize_int8_add
+                                      : cuda::dequantize_int8_bf16;
+  else
+    return Mode == DequantMode::Set   ? cuda::dequantize_int4
+           : Mode == DequantMode::Add ? cuda::dequantize_int4_add
+                                      : cuda::dequantize_int4_bf16;
+}
+#endif
+
 template <int Bits>
 void quantize(const char* who, CVec<float> x, Vec<typename QuantFormat<Bits>::Storage> q, Vec<float> scales,
               int64_t n, int64_t block) {
   check_quant_args(who, Bits, n, block, x.extent(0), q.extent(0), scales.extent(0));
+  ZEROPP_ON_DEVICE(float, "quantize",
+                   cuda_quantize<Bits>()(x.data(), q.data(), scales.data(), n, block, ZD->stream));
   const float* px = x.data();
   auto* pq = q.data();
   float* ps = scales.data();
@@ -62,6 +91,8 @@ template <int Bits, DequantMode Mode>
 void dequantize(const char* who, CVec<typename QuantFormat<Bits>::Storage> q, CVec<float> scales,
                 Vec<float> x, int64_t n, int64_t block) {
   check_quant_args(who, Bits, n, block, x.extent(0), q.extent(0), scales.extent(0));
+  ZEROPP_ON_DEVICE(float, "dequantize",
+                   (cuda_dequantize<Bits, Mode>()(q.data(), scales.data(), x.data(), n, block, ZD->stream)));
   const auto* pq = q.data();
   const float* ps = scales.data();
   float* px = x.data();
