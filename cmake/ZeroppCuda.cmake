@@ -81,9 +81,11 @@ if(ZEROPP_BUILD_TESTS)
   # since a skip regex hides failures of the others).
   add_test(NAME cuda_host_nodevice COMMAND $<TARGET_FILE:zeropp_cuda_tests> "[cuda-host-nodevice]" --warn NoTests)
   set_tests_properties(cuda_host_nodevice PROPERTIES TIMEOUT 120 SKIP_REGULAR_EXPRESSION "SKIPPED:")
-  # Every model kernel of kernels/cuda against its host twin on the device; each
-  # case says "SKIPPED:" without one (all cases skip together).
-  add_executable(zeropp_cuda_kernel_tests tests/main.cpp tests/cuda/test_cuda_kernels.cpp)
+  # Every model kernel of kernels/cuda against its host twin on the device, and the
+  # engine's kernels and memory through their entry points under a device context;
+  # each case says "SKIPPED:" without one (all cases skip together).
+  add_executable(zeropp_cuda_kernel_tests tests/main.cpp tests/cuda/test_cuda_kernels.cpp
+                                        tests/cuda/test_cuda_engine_kernels.cpp)
   target_link_libraries(zeropp_cuda_kernel_tests PRIVATE zeropp_cuda zeropp_kernels zeropp::kokkos Catch2::Catch2
                                                          zeropp_warnings)
   add_test(NAME cuda_kernels COMMAND $<TARGET_FILE:zeropp_cuda_kernel_tests> "[cuda-kernels]" --warn NoTests)

@@ -81,8 +81,9 @@ __device__ __forceinline__ int32_t quant1(float x, const Params& p) {
 
 __device__ __forceinline__ float deq1(int32_t v, float scale) { return __fmul_rn(float(v), scale); }
 
-// What dequantize does with the dequantized value d of an element x:
-// x = d, x += d, or x = d rounded to the nearest bf16 (kernels/quantize.hpp).
+// The new value of an element x given its dequantized value d: d, x + d, or d
+// rounded to the nearest bf16 (kernels/quantize.hpp); x is read only to add
+// (the compiler drops the unused load).
 enum class Mode { Set, Add, RoundBF16 };
 template <Mode M>
 __device__ __forceinline__ float deq_store(float x, float d) {
@@ -228,7 +229,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int j = 0; j < kMaxVec; ++j)
     if (j < n4) {
       const float4 d = deq4<Bits>(q, b * block + int64_t(j * 32 + lane) * 4, sc);
-      xb[j * 32 + lane] = M == Mode::Add ? deq_store4<M>(xb[j * 32 + lane], d) : deq_store4<M>(d, d);
+      xb[j * 32 + lane] = deq_store4<M>(xb[j * 32 + lane], d);
     }
 }
 
@@ -242,7 +243,7 @@ __global__ void __launch_bounds__(kThreads)
   const float sc = scales[b];
   for (int64_t i = b * block + lane; i < (b + 1) * block; i += 32) {
     const float d = deq1(elem<Bits>(q, i), sc);
-    x[i] = M == Mode::Add ? deq_store<M>(x[i], d) : deq_store<M>(d, d);
+    x[i] = deq_store<M>(x[i], d);
   }
 }
 
