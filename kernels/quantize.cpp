@@ -47,24 +47,16 @@ void for_block_groups(const char* who, int64_t nblocks, const F& f) {
 }
 
 #ifdef ZEROPP_HAVE_CUDA
-// The CUDA twins (kernels/cuda/quantize.cuh) of quantize<Bits> and dequantize<Bits, Mode>.
-template <int Bits>
-constexpr auto cuda_quantize() {
-  if constexpr (Bits == 8)
-    return cuda::quantize_int8;
-  else
-    return cuda::quantize_int4;
-}
+// The CUDA twin (kernels/cuda/quantize.cuh) of dequantize<Bits, Mode>.
 template <int Bits, DequantMode Mode>
-constexpr auto cuda_dequantize() {
-  if constexpr (Bits == 8)
-    return Mode == DequantMode::Set   ? cuda::dequantize_int8
-           : Mode == DequantMode::Add ? cuda::dequantize_int8_add
-                                      : cuda::dequantize_int8_bf16;
+void dequantize_on_device(const typename QuantFormat<Bits>::Storage* q, const float* scales, float* x,
+                          int64_t n, int64_t block, cudaStream_t stream) {
+  if constexpr (Mode == DequantMode::RoundBF16)
+    cuda::dequantize_bf16(Bits, q, scales, x, n, block, stream);
   else
-    return Mode == DequantMode::Set   ? cuda::dequantize_int4
-           : Mode == DequantMode::Add ? cuda::dequantize_int4_add
-                                      : cuda::dequantize_int4_bf16;
+    by_bits<Bits>(Mode == DequantMode::Add ? cuda::dequantize_int8_add : cuda::dequantize_int8,
+                  Mode == DequantMode::Add ? cuda::dequantize_int4_add : cuda::dequantize_int4)(
+        q, scales, x, n, block, stream);
 }
 #endif
 
@@ -73,7 +65,8 @@ void quantize(const char* who, CVec<float> x, Vec<typename QuantFormat<Bits>::St
               int64_t n, int64_t block) {
   check_quant_args(who, Bits, n, block, x.extent(0), q.extent(0), scales.extent(0));
   ZEROPP_ON_DEVICE(float, "quantize",
-                   cuda_quantize<Bits>()(x.data(), q.data(), scales.data(), n, block, ZD->stream));
+                   by_bits<Bits>(cuda::quantize_int8, cuda::quantize_int4)(x.data(), q.data(), scales.data(),
+                                                                           n, block, ZD->stream));
   const float* px = x.data();
   auto* pq = q.data();
   float* ps = scales.data();
@@ -91,8 +84,9 @@ template <int Bits, DequantMode Mode>
 void dequantize(const char* who, CVec<typename QuantFormat<Bits>::Storage> q, CVec<float> scales,
                 Vec<float> x, int64_t n, int64_t block) {
   check_quant_args(who, Bits, n, block, x.extent(0), q.extent(0), scales.extent(0));
-  ZEROPP_ON_DEVICE(float, "dequantize",
-                   (cuda_dequantize<Bits, Mode>()(q.data(), scales.data(), x.data(), n, block, ZD->stream)));
+  ZEROPP_ON_DEVICE(
+      float, "dequantize",
+      (dequantize_on_device<Bits, Mode>(q.data(), scales.data(), x.data(), n, block, ZD->stream)));
   const auto* pq = q.data();
   const float* ps = scales.data();
   float* px = x.data();

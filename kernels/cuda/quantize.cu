@@ -461,13 +461,13 @@ void dequantize_int4_add(const uint8_t* q, const float* scales, float* x, int64_
   dequantize_launch<4, Mode::Add>("cuda::dequantize_int4_add", q, scales, x, n, block, stream);
 }
 
-void dequantize_int8_bf16(const int8_t* q, const float* scales, float* x, int64_t n, int64_t block,
-                          cudaStream_t stream) {
-  dequantize_launch<8, Mode::RoundBF16>("cuda::dequantize_int8_bf16", q, scales, x, n, block, stream);
-}
-void dequantize_int4_bf16(const uint8_t* q, const float* scales, float* x, int64_t n, int64_t block,
-                          cudaStream_t stream) {
-  dequantize_launch<4, Mode::RoundBF16>("cuda::dequantize_int4_bf16", q, scales, x, n, block, stream);
+void dequantize_bf16(int bits, const void* q, const float* scales, float* x, int64_t n, int64_t block,
+                     cudaStream_t stream) {
+  const char* who = "cuda::dequantize_bf16";
+  if (bits == 8)
+    dequantize_launch<8, Mode::RoundBF16>(who, static_cast<const int8_t*>(q), scales, x, n, block, stream);
+  else
+    dequantize_launch<4, Mode::RoundBF16>(who, static_cast<const uint8_t*>(q), scales, x, n, block, stream);
 }
 
 void qgz_reorder_quantize(int bits, const float* grad, void* q, float* scales, int64_t n, int X, int Y,

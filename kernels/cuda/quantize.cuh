@@ -53,11 +53,10 @@ void dequantize_int4_add(const uint8_t* q, const float* scales, float* x, int64_
                          cudaStream_t stream = nullptr);
 
 // x = q * scale rounded to the nearest bf16 (kernels/quantize.hpp's _bf16:
-// qwZ's gather on a bf16 wire), bit for bit dequantize then round_to_bf16.
-void dequantize_int8_bf16(const int8_t* q, const float* scales, float* x, int64_t n, int64_t block,
-                          cudaStream_t stream = nullptr);
-void dequantize_int4_bf16(const uint8_t* q, const float* scales, float* x, int64_t n, int64_t block,
-                          cudaStream_t stream = nullptr);
+// qwZ's gather on a bf16 wire), bit for bit dequantize then round_to_bf16;
+// q is int8 (bits 8) or packed int4 (bits 4).
+void dequantize_bf16(int bits, const void* q, const float* scales, float* x, int64_t n, int64_t block,
+                     cudaStream_t stream = nullptr);
 
 // qgZ step 1 unfused (kernels/qgz_reorder.hpp; kernels/cuda/qgz_reorder.cu):
 // out[x*Y*s + y*s + i] = grad[(y*X + x)*s + i], n a multiple of X*Y (checked by the caller).
