@@ -32,7 +32,8 @@ message(STATUS "CUDA ${CUDAToolkit_VERSION} (${CMAKE_CUDA_COMPILER}), architectu
 
 # The model's operations (kernels/cuda/ops.hpp), one per file beside its host twin.
 set(zeropp_cuda_ops matmul encoder layernorm residual_layernorm attention causal_softmax attention_decode gelu
-    bias_gelu residual crossentropy adamw sum_squares rmsnorm rope swiglu accumulate convert error_feedback)
+    bias_gelu residual crossentropy adamw sum_squares rmsnorm rope swiglu accumulate convert error_feedback
+    buffer_ops qgz_reorder)
 list(TRANSFORM zeropp_cuda_ops PREPEND kernels/cuda/)
 list(TRANSFORM zeropp_cuda_ops APPEND .cu)
 # No FMA contraction, as the host compiler (-std=c++17, no -march): the
@@ -56,9 +57,11 @@ target_link_libraries(zeropp_cuda PUBLIC CUDA::cudart CUDA::cublas ${ZEROPP_NCCL
 target_compile_options(zeropp_cuda PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>
                                            $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
 target_compile_definitions(zeropp_cuda PUBLIC ZEROPP_HAVE_CUDA)
-# kernels/device_context.hpp names the CUDA stream in every CUDA build.
+# kernels/device_context.hpp names the CUDA stream in every CUDA build; the
+# entry points dispatch to their twins (a cycle of static libraries, which
+# CMake links by repeating them).
 target_compile_definitions(zeropp_kernels PUBLIC ZEROPP_HAVE_CUDA)
-target_link_libraries(zeropp_kernels PUBLIC CUDA::cudart)
+target_link_libraries(zeropp_kernels PUBLIC CUDA::cudart zeropp_cuda)
 target_link_libraries(zeropp_comm_backends PUBLIC zeropp_cuda)
 
 # tools/gpu_check (the quantization kernels, cuBLAS and a one-rank NCCL on the
@@ -78,9 +81,11 @@ if(ZEROPP_BUILD_TESTS)
   # since a skip regex hides failures of the others).
   add_test(NAME cuda_host_nodevice COMMAND $<TARGET_FILE:zeropp_cuda_tests> "[cuda-host-nodevice]" --warn NoTests)
   set_tests_properties(cuda_host_nodevice PROPERTIES TIMEOUT 120 SKIP_REGULAR_EXPRESSION "SKIPPED:")
-  # Every model kernel of kernels/cuda against its host twin on the device; each
-  # case says "SKIPPED:" without one (all cases skip together).
-  add_executable(zeropp_cuda_kernel_tests tests/main.cpp tests/cuda/test_cuda_kernels.cpp)
+  # Every model kernel of kernels/cuda against its host twin on the device, and the
+  # engine's kernels and memory through their entry points under a device context;
+  # each case says "SKIPPED:" without one (all cases skip together).
+  add_executable(zeropp_cuda_kernel_tests tests/main.cpp tests/cuda/test_cuda_kernels.cpp
+                                        tests/cuda/test_cuda_engine_kernels.cpp)
   target_link_libraries(zeropp_cuda_kernel_tests PRIVATE zeropp_cuda zeropp_kernels zeropp::kokkos Catch2::Catch2
                                                          zeropp_warnings)
   add_test(NAME cuda_kernels COMMAND $<TARGET_FILE:zeropp_cuda_kernel_tests> "[cuda-kernels]" --warn NoTests)

@@ -1,7 +1,12 @@
 #include "kernels/accumulate.hpp"
 
+#include "kernels/device_context.hpp"
 #include "kernels/parallel_chunks.hpp"
 #include "kernels/simd_dispatch.hpp"
+
+#ifdef ZEROPP_HAVE_CUDA
+#include "kernels/cuda/ops.hpp"
+#endif
 
 namespace zeropp {
 
@@ -16,6 +21,7 @@ struct AccumulateScaled {
 }  // namespace
 
 void accumulate_scaled(Vec<float> y, CVec<float> x, float a, int64_t n) {
+  ZEROPP_ON_DEVICE(float, "accumulate_scaled", cuda::accumulate_scaled(y.data(), x.data(), a, n, ZD->stream));
   parallel_chunks(n, kChunkElements, [&](int64_t, int64_t b, int64_t e) {
     simd_dispatch<AccumulateScaled>(y.data() + b, x.data() + b, a, e - b);
   });

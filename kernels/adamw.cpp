@@ -2,11 +2,20 @@
 
 #include <cmath>
 
+#include "kernels/device_context.hpp"
+
+#ifdef ZEROPP_HAVE_CUDA
+#include "kernels/cuda/ops.hpp"
+#endif
+
 namespace zeropp {
 
 template <class T>
 void adamw_update(Vec<T> param, Vec<T> m, Vec<T> v, CVec<T> grad, int64_t n, T lr, T beta1, T beta2, T eps,
                   T weight_decay, int step, T grad_scale) {
+  ZEROPP_ON_DEVICE(T, "adamw_update",
+                   cuda::adamw_update(param.data(), m.data(), v.data(), grad.data(), n, lr, beta1, beta2, eps,
+                                      weight_decay, step, grad_scale, ZD->stream));
   const T c1 = T(1) / (T(1) - std::pow(beta1, T(step)));
   const T c2 = T(1) / (T(1) - std::pow(beta2, T(step)));
   T* p = param.data();

@@ -1,25 +1,61 @@
 #include "kernels/buffer_ops.hpp"
 
+#include <type_traits>
+
+#include "kernels/device_context.hpp"
+
+#ifdef ZEROPP_HAVE_CUDA
+#include "kernels/cuda/buffer_ops.hpp"
+#endif
+
 namespace zeropp {
 
+// fill and copy run on the device for every element type but double (which
+// never lives there: the host's gradient checks); scale, sum and dot are
+// float's (ZEROPP_ON_DEVICE).
 template <class T>
 void fill(Vec<T> x, T v) {
+#ifdef ZEROPP_HAVE_CUDA
+  if (DeviceContext* d = device_context()) {
+    if constexpr (std::is_same_v<T, double>)
+      no_device_twin("fill (double)");
+    else
+      return cuda::fill(x.data(), v, int64_t(x.size()), d->stream);
+  }
+#endif
   Kokkos::deep_copy(x, v);
 }
 
 template <class T>
 void copy(Vec<T> dst, CVec<T> src) {
+#ifdef ZEROPP_HAVE_CUDA
+  if (DeviceContext* d = device_context()) {
+    if constexpr (std::is_same_v<T, double>)
+      no_device_twin("copy (double)");
+    else
+      return cuda::copy(dst.data(), src.data(), int64_t(src.size() * sizeof(T)), d->stream);
+  }
+#endif
   Kokkos::deep_copy(dst, src);
 }
 
 template <class T>
 void scale(Vec<T> x, T a) {
+  ZEROPP_ON_DEVICE(T, "scale", cuda::scale(x.data(), a, int64_t(x.size()), ZD->stream));
   Kokkos::parallel_for(
       "buffer_scale", Range(0, int64_t(x.size())), KOKKOS_LAMBDA(int64_t i) { x(i) *= a; });
 }
 
 template <class T>
 double sum(CVec<T> x) {
+#ifdef ZEROPP_HAVE_CUDA
+  if (DeviceContext* d = device_context()) {
+    if constexpr (std::is_same_v<T, float>)
+      return cuda::sum(x.data(), int64_t(x.size()), d->stream);
+    else
+      no_device_twin("sum (double)");
+  }
+#endif
   double s = 0;
   Kokkos::parallel_reduce(
       "buffer_sum", Range(0, int64_t(x.size())),
@@ -29,6 +65,14 @@ double sum(CVec<T> x) {
 
 template <class T>
 double dot(CVec<T> w, CVec<T> x) {
+#ifdef ZEROPP_HAVE_CUDA
+  if (DeviceContext* d = device_context()) {
+    if constexpr (std::is_same_v<T, float>)
+      return cuda::dot(w.data(), x.data(), int64_t(x.size()), d->stream);
+    else
+      no_device_twin("dot (double)");
+  }
+#endif
   double s = 0;
   Kokkos::parallel_reduce(
       "buffer_dot", Range(0, int64_t(x.size())),
@@ -39,6 +83,7 @@ double dot(CVec<T> w, CVec<T> x) {
 template void fill<float>(Vec<float>, float);
 template void fill<double>(Vec<double>, double);
 template void fill<int32_t>(Vec<int32_t>, int32_t);
+template void fill<uint8_t>(Vec<uint8_t>, uint8_t);
 template void copy<float>(Vec<float>, CVec<float>);
 template void copy<double>(Vec<double>, CVec<double>);
 template void copy<int32_t>(Vec<int32_t>, CVec<int32_t>);

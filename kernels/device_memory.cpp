@@ -12,6 +12,12 @@
 
 #include "kernels/kernel_hooks.hpp"
 
+#ifdef ZEROPP_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "kernels/cuda/check.hpp"
+#endif
+
 namespace zeropp {
 
 namespace {
@@ -85,6 +91,18 @@ bool poison_host_access() {
 
 void* device_alloc(const char* label, int64_t bytes) {
   if (bytes <= 0) return nullptr;
+#ifdef ZEROPP_HAVE_CUDA
+  if (DeviceContext* d = device_context()) {
+    void* p = nullptr;
+    if (const cudaError_t e = cudaMalloc(&p, size_t(bytes)); e != cudaSuccess)
+      fatal("cudaMalloc", __FILE__, __LINE__,
+            std::string(label) + " (" + std::to_string(bytes) + " bytes): " + cudaGetErrorString(e));
+    ZCHECK_CUDA(cudaMemsetAsync(p, 0, size_t(bytes), d->stream));
+    // zeros before any stream (the communicator's too) or a transfer reads them
+    ZCHECK_CUDA(cudaStreamSynchronize(d->stream));
+    return p;
+  }
+#endif
   if (!poison_host_access()) {
     void* p = Kokkos::kokkos_malloc<MemSpace>(label, size_t(bytes));
     Kokkos::deep_copy(Kokkos::View<unsigned char*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
@@ -106,6 +124,12 @@ void* device_alloc(const char* label, int64_t bytes) {
 
 void device_free(void* p) {
   if (!p) return;
+#ifdef ZEROPP_HAVE_CUDA
+  if (device_context()) {
+    ZCHECK_CUDA(cudaFree(p));  // waits for the device's work on it
+    return;
+  }
+#endif
   if (!arena) {
     Kokkos::kokkos_free<MemSpace>(p);
     return;
@@ -116,6 +140,21 @@ void device_free(void* p) {
     arena->used = 0;
   }
 }
+
+#ifdef ZEROPP_HAVE_CUDA
+void device_upload(void* dst, const void* host, int64_t bytes) {
+  if (bytes <= 0) return;
+  const cudaStream_t stream = device_context()->stream;
+  ZCHECK_CUDA(cudaMemcpyAsync(dst, host, size_t(bytes), cudaMemcpyHostToDevice, stream));
+  ZCHECK_CUDA(cudaStreamSynchronize(stream));
+}
+void device_download(void* host, const void* src, int64_t bytes) {
+  if (bytes <= 0) return;
+  const cudaStream_t stream = device_context()->stream;
+  ZCHECK_CUDA(cudaMemcpyAsync(host, src, size_t(bytes), cudaMemcpyDeviceToHost, stream));
+  ZCHECK_CUDA(cudaStreamSynchronize(stream));
+}
+#endif
 
 DeviceAccess::DeviceAccess() {
   if (poison_host_access()) begin_access();

@@ -1,9 +1,13 @@
 // Memory in the execution backend's space, and the scopes that may touch it.
 //
 // device_alloc returns zero-filled bytes in Kokkos' MemSpace (kernels/common.hpp):
-// host memory with Debian's Serial Kokkos, device memory with a CUDA-enabled
-// Kokkos. Host code never dereferences it; kernels, the communicator and
-// explicit transfers (copy_to_device / copy_to_host) do.
+// host memory with Debian's Serial Kokkos. With a device context installed
+// (kernels/device_context.hpp) it is GPU memory instead (cudaMalloc, zeroed on
+// the context's stream), device_free is cudaFree and the transfers are
+// cudaMemcpy: a buffer is freed while the context it was allocated under is
+// still installed (the run installs one before anything allocates). Host code
+// never dereferences it; kernels, the communicator and explicit transfers
+// (copy_to_device / copy_to_host) do.
 //
 // Test mode (ZEROPP_POISON_HOST_ACCESS=1 in the environment, read at the
 // first allocation): allocations come from one mmap'd arena that is kept
@@ -18,6 +22,7 @@
 #include <utility>
 
 #include "kernels/common.hpp"
+#include "kernels/device_context.hpp"
 
 namespace zeropp {
 
@@ -43,14 +48,27 @@ auto with_device_access(F&& f) {
   return std::forward<F>(f)();
 }
 
+#ifdef ZEROPP_HAVE_CUDA
+// The transfers below with a device context installed: cudaMemcpyAsync on its
+// stream, then a wait for it (the host's side may be reused at once).
+void device_upload(void* dst, const void* host, int64_t bytes);
+void device_download(void* host, const void* src, int64_t bytes);
+#endif
+
 // Explicit transfers between host memory and device memory (n elements).
 template <class T>
 void copy_to_device(const T* host, Vec<T> dst) {
+#ifdef ZEROPP_HAVE_CUDA
+  if (device_context()) return device_upload(dst.data(), host, int64_t(dst.extent(0) * sizeof(T)));
+#endif
   Kokkos::deep_copy(dst, Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
                              host, dst.extent(0)));
 }
 template <class T>
 void copy_to_host(CVec<T> src, T* host) {
+#ifdef ZEROPP_HAVE_CUDA
+  if (device_context()) return device_download(host, src.data(), int64_t(src.extent(0) * sizeof(T)));
+#endif
   Kokkos::deep_copy(
       Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host, src.extent(0)), src);
 }

@@ -1,8 +1,15 @@
 #include "kernels/error_feedback.hpp"
 
+#include "kernels/device_context.hpp"
+
+#ifdef ZEROPP_HAVE_CUDA
+#include "kernels/cuda/ops.hpp"
+#endif
+
 namespace zeropp {
 
 void add_error(Vec<float> x, CVec<float> e, int64_t n) {
+  ZEROPP_ON_DEVICE(float, "add_error", cuda::add_error(x.data(), e.data(), n, ZD->stream));
   float* px = x.data();
   const float* pe = e.data();
   Kokkos::parallel_for(
@@ -10,6 +17,8 @@ void add_error(Vec<float> x, CVec<float> e, int64_t n) {
 }
 
 void update_error(Vec<float> e, CVec<float> x, CVec<float> deq, float beta, int64_t n) {
+  ZEROPP_ON_DEVICE(float, "update_error",
+                   cuda::update_error(e.data(), x.data(), deq.data(), beta, n, ZD->stream));
   float* pe = e.data();
   const float* px = x.data();
   const float* pd = deq.data();

@@ -3,8 +3,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/device_context.hpp"
 #include "kernels/quant_isa.hpp"
 #include "kernels/quantize.hpp"
+
+#ifdef ZEROPP_HAVE_CUDA
+#include "kernels/cuda/quantize.cuh"
+#endif
 
 namespace zeropp {
 
@@ -24,6 +29,9 @@ void reorder_quantize(const char* who, CVec<float> grad, Vec<typename QuantForma
   if (s % block != 0)
     throw std::invalid_argument(std::string(who) + ": the slice n/(X*Y) = " + std::to_string(s) +
                                 " is not a multiple of block = " + std::to_string(block));
+  ZEROPP_ON_DEVICE(
+      float, "qgz_reorder_quantize",
+      cuda::qgz_reorder_quantize(Bits, grad.data(), q.data(), scales.data(), n, X, Y, block, ZD->stream));
   const float* g = grad.data();
   auto* pq = q.data();
   float* ps = scales.data();
@@ -45,6 +53,7 @@ void reorder_quantize(const char* who, CVec<float> grad, Vec<typename QuantForma
 
 void qgz_reorder(CVec<float> grad, Vec<float> out, int64_t n, int X, int Y) {
   check_reorder("qgz_reorder", n, X, Y);
+  ZEROPP_ON_DEVICE(float, "qgz_reorder", cuda::qgz_reorder(grad.data(), out.data(), n, X, Y, ZD->stream));
   const int64_t s = n / (int64_t(X) * Y);
   const float* g = grad.data();
   float* o = out.data();

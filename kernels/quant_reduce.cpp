@@ -3,7 +3,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/device_context.hpp"
 #include "kernels/quant_isa.hpp"
+
+#ifdef ZEROPP_HAVE_CUDA
+#include "kernels/cuda/quantize.cuh"
+#endif
 
 namespace zeropp {
 
@@ -37,6 +42,12 @@ void dequant_sum_requant(const char* who, CVec<Q<InBits>> q_in, CVec<float> scal
                          Vec<Q<OutBits>> q_out, Vec<float> scales_out, int64_t n, int64_t block) {
   check_inputs<InBits>(who, q_in, scales_in, k, n, block);
   check_quant_args(who, OutBits, n, block, n, q_out.extent(0), scales_out.extent(0));
+  ZEROPP_ON_DEVICE(
+      float, "dequant_sum_requant",
+      by_bits<OutBits>(
+          by_bits<InBits>(cuda::dequant_sum_requant_int8, cuda::dequant_sum_requant_int4_to_int8),
+          by_bits<InBits>(cuda::dequant_sum_requant_int8_to_int4, cuda::dequant_sum_requant_int4))(
+          q_in.data(), scales_in.data(), k, q_out.data(), scales_out.data(), n, block, ZD->stream));
   // One block of fp32 sums per concurrent worker (one with Serial).
   Kokkos::Experimental::UniqueToken<ExecSpace> token;
   Buf<float> scratch(Kokkos::view_alloc(Kokkos::WithoutInitializing, "quant_reduce_scratch"),
@@ -66,6 +77,9 @@ void dequant_sum(const char* who, CVec<Q<Bits>> q_in, CVec<float> scales_in, int
                  int64_t block) {
   check_inputs<Bits>(who, q_in, scales_in, k, n, block);
   check_quant_args(who, Bits, n, block, out.extent(0), QuantFormat<Bits>::bytes(n), n / block);
+  ZEROPP_ON_DEVICE(float, "dequant_sum",
+                   by_bits<Bits>(cuda::dequant_sum_int8, cuda::dequant_sum_int4)(
+                       q_in.data(), scales_in.data(), k, out.data(), n, block, ZD->stream));
   const auto* pq = q_in.data();
   const float* ps = scales_in.data();
   float* po = out.data();

@@ -6,8 +6,13 @@
 #include <string>
 
 #include "kernels/cpu_features.hpp"
+#include "kernels/device_context.hpp"
 #include "kernels/quant_isa.hpp"
 #include "kernels/quant_ref.hpp"
+
+#ifdef ZEROPP_HAVE_CUDA
+#include "kernels/cuda/quantize.cuh"
+#endif
 
 namespace zeropp {
 
@@ -41,10 +46,27 @@ void for_block_groups(const char* who, int64_t nblocks, const F& f) {
       });
 }
 
+#ifdef ZEROPP_HAVE_CUDA
+// The CUDA twin (kernels/cuda/quantize.cuh) of dequantize<Bits, Mode>.
+template <int Bits, DequantMode Mode>
+void dequantize_on_device(const typename QuantFormat<Bits>::Storage* q, const float* scales, float* x,
+                          int64_t n, int64_t block, cudaStream_t stream) {
+  if constexpr (Mode == DequantMode::RoundBF16)
+    cuda::dequantize_bf16(Bits, q, scales, x, n, block, stream);
+  else
+    by_bits<Bits>(Mode == DequantMode::Add ? cuda::dequantize_int8_add : cuda::dequantize_int8,
+                  Mode == DequantMode::Add ? cuda::dequantize_int4_add : cuda::dequantize_int4)(
+        q, scales, x, n, block, stream);
+}
+#endif
+
 template <int Bits>
 void quantize(const char* who, CVec<float> x, Vec<typename QuantFormat<Bits>::Storage> q, Vec<float> scales,
               int64_t n, int64_t block) {
   check_quant_args(who, Bits, n, block, x.extent(0), q.extent(0), scales.extent(0));
+  ZEROPP_ON_DEVICE(float, "quantize",
+                   by_bits<Bits>(cuda::quantize_int8, cuda::quantize_int4)(x.data(), q.data(), scales.data(),
+                                                                           n, block, ZD->stream));
   const float* px = x.data();
   auto* pq = q.data();
   float* ps = scales.data();
@@ -62,6 +84,9 @@ template <int Bits, DequantMode Mode>
 void dequantize(const char* who, CVec<typename QuantFormat<Bits>::Storage> q, CVec<float> scales,
                 Vec<float> x, int64_t n, int64_t block) {
   check_quant_args(who, Bits, n, block, x.extent(0), q.extent(0), scales.extent(0));
+  ZEROPP_ON_DEVICE(
+      float, "dequantize",
+      (dequantize_on_device<Bits, Mode>(q.data(), scales.data(), x.data(), n, block, ZD->stream)));
   const auto* pq = q.data();
   const float* ps = scales.data();
   float* px = x.data();

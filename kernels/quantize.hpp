@@ -59,6 +59,16 @@ namespace zeropp {
 template <int Bits>
 using QuantFormat = quant_ref::Format<Bits>;
 
+// a for 8 bits, b for 4: one of two functions whose argument types differ by
+// the bit width (the entry points' CUDA twins).
+template <int Bits, class A, class B>
+constexpr auto by_bits(A a, B b) {
+  if constexpr (Bits == 8)
+    return a;
+  else
+    return b;
+}
+
 // Throws std::invalid_argument (naming `who`) unless block > 0, n >= 0,
 // n % block == 0, block is even for 4 bits, and each view holds at least the
 // given number of elements (x: n, q: bytes, scales: n/block).

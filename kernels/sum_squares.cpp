@@ -1,9 +1,15 @@
 #include "kernels/sum_squares.hpp"
 
+#include <type_traits>
 #include <vector>
 
+#include "kernels/device_context.hpp"
 #include "kernels/lane_sum.hpp"
 #include "kernels/parallel_chunks.hpp"
+
+#ifdef ZEROPP_HAVE_CUDA
+#include "kernels/cuda/ops.hpp"
+#endif
 
 namespace zeropp {
 
@@ -21,6 +27,14 @@ struct SumSquares {
 
 template <class T>
 double sum_squares(CVec<T> x, int64_t n) {
+#ifdef ZEROPP_HAVE_CUDA
+  if (DeviceContext* d = device_context()) {  // ZEROPP_ON_DEVICE, with the value returned
+    if constexpr (std::is_same_v<T, float>)
+      return cuda::sum_squares(x.data(), n, d->stream);
+    else
+      no_device_twin("sum_squares (double)");
+  }
+#endif
   // One partial per fixed chunk, added in chunk order: the same sum on any thread count.
   std::vector<double> partial(size_t(chunk_count(n, kChunkElements)));
   parallel_chunks(n, kChunkElements, [&](int64_t i, int64_t b, int64_t e) {

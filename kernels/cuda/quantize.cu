@@ -15,6 +15,7 @@
 #include <string>
 #include <utility>
 
+#include "kernels/cuda/bf16.cuh"
 #include "kernels/cuda/quantize.cuh"
 #include "kernels/quant_ref.hpp"
 
@@ -79,6 +80,22 @@ __device__ __forceinline__ int32_t quant1(float x, const Params& p) {
 }
 
 __device__ __forceinline__ float deq1(int32_t v, float scale) { return __fmul_rn(float(v), scale); }
+
+// The new value of an element x given its dequantized value d: d, x + d, or d
+// rounded to the nearest bf16 (kernels/quantize.hpp); x is read only to add
+// (the compiler drops the unused load).
+enum class Mode { Set, Add, RoundBF16 };
+template <Mode M>
+__device__ __forceinline__ float deq_store(float x, float d) {
+  if constexpr (M == Mode::Add) return __fadd_rn(x, d);
+  if constexpr (M == Mode::RoundBF16) return detail::bf16_bits_to_fp32(detail::fp32_to_bf16_bits(d));
+  return d;
+}
+template <Mode M>
+__device__ __forceinline__ float4 deq_store4(float4 x, float4 d) {
+  return make_float4(deq_store<M>(x.x, d.x), deq_store<M>(x.y, d.y), deq_store<M>(x.z, d.z),
+                     deq_store<M>(x.w, d.w));
+}
 __device__ __forceinline__ float4 add4(float4 a, float4 b) {
   return make_float4(__fadd_rn(a.x, b.x), __fadd_rn(a.y, b.y), __fadd_rn(a.z, b.z), __fadd_rn(a.w, b.w));
 }
@@ -198,7 +215,7 @@ __global__ void __launch_bounds__(kThreads)
 
 // --- dequantize ----------------------------------------------------------------
 
-template <int Bits, bool Add>
+template <int Bits, Mode M>
 __global__ void __launch_bounds__(kThreads)
     dequantize_vec(const S<Bits>* __restrict__ q, const float* __restrict__ scales, float* __restrict__ x,
                    int64_t nblocks, int n4) {
@@ -212,11 +229,11 @@ __global__ void __launch_bounds__(kThreads)
   for (int j = 0; j < kMaxVec; ++j)
     if (j < n4) {
       const float4 d = deq4<Bits>(q, b * block + int64_t(j * 32 + lane) * 4, sc);
-      xb[j * 32 + lane] = Add ? add4(xb[j * 32 + lane], d) : d;
+      xb[j * 32 + lane] = deq_store4<M>(xb[j * 32 + lane], d);
     }
 }
 
-template <int Bits, bool Add>
+template <int Bits, Mode M>
 __global__ void __launch_bounds__(kThreads)
     dequantize_generic(const S<Bits>* __restrict__ q, const float* __restrict__ scales, float* __restrict__ x,
                        int64_t nblocks, int64_t block) {
@@ -226,7 +243,7 @@ __global__ void __launch_bounds__(kThreads)
   const float sc = scales[b];
   for (int64_t i = b * block + lane; i < (b + 1) * block; i += 32) {
     const float d = deq1(elem<Bits>(q, i), sc);
-    x[i] = Add ? __fadd_rn(x[i], d) : d;
+    x[i] = deq_store<M>(x[i], d);
   }
 }
 
@@ -375,7 +392,7 @@ void quantize_launch(const char* who, const float* x, S<Bits>* q, float* scales,
   check_launch(who);
 }
 
-template <int Bits, bool Add>
+template <int Bits, Mode M>
 void dequantize_launch(const char* who, const S<Bits>* q, const float* scales, float* x, int64_t n,
                        int64_t block, cudaStream_t stream) {
   quant_ref::check_shape(who, Bits, n, block);
@@ -383,9 +400,9 @@ void dequantize_launch(const char* who, const S<Bits>* q, const float* scales, f
   const int64_t nb = n / block;
   const dim3 grid = grid_for(who, nb);
   if (const int n4 = vec_width(block, {{x, 16}, {q, q_align<Bits>()}}))
-    dequantize_vec<Bits, Add><<<grid, kThreads, 0, stream>>>(q, scales, x, nb, n4);
+    dequantize_vec<Bits, M><<<grid, kThreads, 0, stream>>>(q, scales, x, nb, n4);
   else
-    dequantize_generic<Bits, Add><<<grid, kThreads, 0, stream>>>(q, scales, x, nb, block);
+    dequantize_generic<Bits, M><<<grid, kThreads, 0, stream>>>(q, scales, x, nb, block);
   check_launch(who);
 }
 
@@ -429,19 +446,28 @@ void quantize_int4(const float* x, uint8_t* q, float* scales, int64_t n, int64_t
 }
 void dequantize_int8(const int8_t* q, const float* scales, float* x, int64_t n, int64_t block,
                      cudaStream_t stream) {
-  dequantize_launch<8, false>("cuda::dequantize_int8", q, scales, x, n, block, stream);
+  dequantize_launch<8, Mode::Set>("cuda::dequantize_int8", q, scales, x, n, block, stream);
 }
 void dequantize_int8_add(const int8_t* q, const float* scales, float* x, int64_t n, int64_t block,
                          cudaStream_t stream) {
-  dequantize_launch<8, true>("cuda::dequantize_int8_add", q, scales, x, n, block, stream);
+  dequantize_launch<8, Mode::Add>("cuda::dequantize_int8_add", q, scales, x, n, block, stream);
 }
 void dequantize_int4(const uint8_t* q, const float* scales, float* x, int64_t n, int64_t block,
                      cudaStream_t stream) {
-  dequantize_launch<4, false>("cuda::dequantize_int4", q, scales, x, n, block, stream);
+  dequantize_launch<4, Mode::Set>("cuda::dequantize_int4", q, scales, x, n, block, stream);
 }
 void dequantize_int4_add(const uint8_t* q, const float* scales, float* x, int64_t n, int64_t block,
                          cudaStream_t stream) {
-  dequantize_launch<4, true>("cuda::dequantize_int4_add", q, scales, x, n, block, stream);
+  dequantize_launch<4, Mode::Add>("cuda::dequantize_int4_add", q, scales, x, n, block, stream);
+}
+
+void dequantize_bf16(int bits, const void* q, const float* scales, float* x, int64_t n, int64_t block,
+                     cudaStream_t stream) {
+  const char* who = "cuda::dequantize_bf16";
+  if (bits == 8)
+    dequantize_launch<8, Mode::RoundBF16>(who, static_cast<const int8_t*>(q), scales, x, n, block, stream);
+  else
+    dequantize_launch<4, Mode::RoundBF16>(who, static_cast<const uint8_t*>(q), scales, x, n, block, stream);
 }
 
 void qgz_reorder_quantize(int bits, const float* grad, void* q, float* scales, int64_t n, int X, int Y,
@@ -475,6 +501,11 @@ void dequant_sum_requant_int8(const int8_t* q_in, const float* scales_in, int k,
 void dequant_sum_requant_int8_to_int4(const int8_t* q_in, const float* scales_in, int k, uint8_t* q_out,
                                       float* scales_out, int64_t n, int64_t block, cudaStream_t stream) {
   requant_launch<8, 4>("cuda::dequant_sum_requant_int8_to_int4", q_in, scales_in, k, q_out, scales_out, n,
+                       block, stream);
+}
+void dequant_sum_requant_int4_to_int8(const uint8_t* q_in, const float* scales_in, int k, int8_t* q_out,
+                                      float* scales_out, int64_t n, int64_t block, cudaStream_t stream) {
+  requant_launch<4, 8>("cuda::dequant_sum_requant_int4_to_int8", q_in, scales_in, k, q_out, scales_out, n,
                        block, stream);
 }
 void dequant_sum_int4(const uint8_t* q_in, const float* scales_in, int k, float* out, int64_t n,

@@ -52,6 +52,16 @@ void dequantize_int4(const uint8_t* q, const float* scales, float* x, int64_t n,
 void dequantize_int4_add(const uint8_t* q, const float* scales, float* x, int64_t n, int64_t block,
                          cudaStream_t stream = nullptr);
 
+// x = q * scale rounded to the nearest bf16 (kernels/quantize.hpp's _bf16:
+// qwZ's gather on a bf16 wire), bit for bit dequantize then round_to_bf16;
+// q is int8 (bits 8) or packed int4 (bits 4).
+void dequantize_bf16(int bits, const void* q, const float* scales, float* x, int64_t n, int64_t block,
+                     cudaStream_t stream = nullptr);
+
+// qgZ step 1 unfused (kernels/qgz_reorder.hpp; kernels/cuda/qgz_reorder.cu):
+// out[x*Y*s + y*s + i] = grad[(y*X + x)*s + i], n a multiple of X*Y (checked by the caller).
+void qgz_reorder(const float* grad, float* out, int64_t n, int X, int Y, cudaStream_t stream = nullptr);
+
 // qgZ step 1 fused: reorder grad (n = X*Y*s floats, slice y*X + x at
 // (y*X + x)*s) into X chunks [S_x, S_{X+x}, ...] and quantize them at `bits`
 // (4, or 8 for intra_node_gradient_bits = 8) in one pass, never writing the
@@ -68,6 +78,9 @@ void dequant_sum_requant_int4(const uint8_t* q_in, const float* scales_in, int k
 void dequant_sum_requant_int8(const int8_t* q_in, const float* scales_in, int k, int8_t* q_out,
                               float* scales_out, int64_t n, int64_t block, cudaStream_t stream = nullptr);
 void dequant_sum_requant_int8_to_int4(const int8_t* q_in, const float* scales_in, int k, uint8_t* q_out,
+                                      float* scales_out, int64_t n, int64_t block,
+                                      cudaStream_t stream = nullptr);
+void dequant_sum_requant_int4_to_int8(const uint8_t* q_in, const float* scales_in, int k, int8_t* q_out,
                                       float* scales_out, int64_t n, int64_t block,
                                       cudaStream_t stream = nullptr);
 

@@ -33,8 +33,7 @@ void Engine::Impl::start_gather(size_t position) {
   s.route = Route::World;
   const void* send = us.master.data();
   if (wire == DType::BF16) {  // cast into our own place on the wire: the gather copies nothing of ours
-    const Vec<uint16_t> mine =
-        Kokkos::subview(bf16_view(s.wire), std::make_pair(topo.rank * us.slice, (topo.rank + 1) * us.slice));
+    const Vec<uint16_t> mine(bf16_view(s.wire).data() + topo.rank * us.slice, us.slice);
     to_bf16(us.master.view(), mine, us.slice);
     send = mine.data();
   }
@@ -68,7 +67,7 @@ void Engine::Impl::fill_secondary(UnitShard& us, const Slot& s) {
   if (wire == DType::BF16)
     to_bf16(s.full.view(off, n), bf16_view(us.secondary), n);
   else
-    Kokkos::deep_copy(Vec<float>(reinterpret_cast<float*>(us.secondary.data()), n), s.full.view(off, n));
+    copy(Vec<float>(reinterpret_cast<float*>(us.secondary.data()), n), CVec<float>(s.full.view(off, n)));
   us.secondary_valid = true;
 }
 

@@ -34,7 +34,7 @@ Vec<uint16_t> bf16_view(const Buffer<uint8_t>& b) {
 }
 // n bytes from `from` to `to` (both the backend's memory).
 void copy_raw(const uint8_t* from, uint8_t* to, int64_t n) {
-  Kokkos::deep_copy(Vec<uint8_t>(to, n), CVec<uint8_t>(from, n));
+  copy(Vec<uint8_t>(to, n), CVec<uint8_t>(from, n));
 }
 }  // namespace
 
@@ -112,8 +112,8 @@ void InferenceWeights::refresh() {
     const ShardedUnit& us = units_[u];
     if (route_.bits) {  // quantized all-gather of every rank's slice, padded to whole blocks
       const int64_t n = quant_elems(us), chunk = q_.packed_bytes(n);
-      Kokkos::deep_copy(stage_.view(0, us.slice), CVec<float>(us.master, us.slice));
-      Kokkos::deep_copy(stage_.view(us.slice, n - us.slice), 0.0f);
+      copy(stage_.view(0, us.slice), CVec<float>(us.master, us.slice));
+      fill(stage_.view(us.slice, n - us.slice), 0.0f);
       q_.quantize_packed(stage_.data(), s.send.data(), n);
       uint8_t* recv = route_.group ? s.wire.data() : copy_[u].data();
       with_device_access(
@@ -136,7 +136,7 @@ void InferenceWeights::refresh() {
       if (wire_ == DType::BF16)
         from_bf16(bf16_view(s.wire), out, us.padded);
       else
-        Kokkos::deep_copy(out, s.full.view(0, us.padded));
+        copy(out, CVec<float>(s.full.view(0, us.padded)));
       continue;
     }
     const int64_t bytes = bytes_of(wire_, us.padded / alpha_);
@@ -180,7 +180,7 @@ void InferenceWeights::dequantize_all(const uint8_t* chunks, Slot& s) {
   const int64_t n = quant_elems(us), chunk = q_.packed_bytes(n);
   for (int r = 0; r < topo_.P; ++r) q_.dequantize_packed(chunks + r * chunk, stage_.data() + r * n, n);
   for (int r = 0; r < topo_.P; ++r)  // drop each slice's block padding
-    Kokkos::deep_copy(s.full.view(r * us.slice, us.slice), stage_.view(r * n, us.slice));
+    copy(s.full.view(r * us.slice, us.slice), CVec<float>(stage_.view(r * n, us.slice)));
 }
 
 void InferenceWeights::finish(Slot& s) {

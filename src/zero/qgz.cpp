@@ -91,7 +91,7 @@ void QgzReducer::start(int unit, const float* grad, float* out, const std::strin
   const int P = topo_.P, X = topo_.X;
   const int64_t n = padded_[size_t(unit)], s = n / P;
   if (P == 1) {  // nothing to reduce: no quantization either
-    Kokkos::deep_copy(Vec<float>(out, s), CVec<float>(grad, s));
+    copy(Vec<float>(out, s), CVec<float>(grad, s));
     return;
   }
   cur_.unit = unit;

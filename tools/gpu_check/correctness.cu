@@ -157,6 +157,12 @@ void check_quantize(int64_t block, int64_t nblocks, size_t misalign, bool advers
   CK(cudaDeviceSynchronize());
   d = diff_floats(dd.down(), y_ref, true);
   record("dequantize_add int" + std::to_string(Bits), d.empty(), d + tag);
+  // dequantize rounded to bf16 (qwZ's gather on a bf16 wire)
+  qr::dequantize_bf16<Bits>(q_ref.data(), s_ref.data(), y_ref.data(), n, block);
+  zc::dequantize_bf16(Bits, dq.p, ds.p, dd.p, n, block);
+  CK(cudaDeviceSynchronize());
+  d = diff_floats(dd.down(), y_ref, true);
+  record("dequantize_bf16 int" + std::to_string(Bits), d.empty(), d + tag);
 }
 
 template <int Bits>
@@ -201,7 +207,9 @@ void check_reduce(int64_t block, int64_t nblocks, int k, std::mt19937& rng) {
   std::vector<So> qo_ref(static_cast<size_t>(ob));
   std::vector<float> so_ref(static_cast<size_t>(nblocks));
   qr::dequant_sum_requant<InBits, OutBits>(q.data(), sc.data(), k, qo_ref.data(), so_ref.data(), n, block);
-  if constexpr (InBits == 4)
+  if constexpr (InBits == 4 && OutBits == 8)
+    zc::dequant_sum_requant_int4_to_int8(dq.p, ds.p, k, dqo.p, dso.p, n, block);
+  else if constexpr (InBits == 4)
     zc::dequant_sum_requant_int4(dq.p, ds.p, k, dqo.p, dso.p, n, block);
   else if constexpr (OutBits == 8)
     zc::dequant_sum_requant_int8(dq.p, ds.p, k, dqo.p, dso.p, n, block);
@@ -470,6 +478,7 @@ void run_correctness_checks() {
       check_reduce<4, 4>(block, 300, k, rng);
       check_reduce<8, 8>(block, 300, k, rng);
       check_reduce<8, 4>(block, 300, k, rng);
+      check_reduce<4, 8>(block, 300, k, rng);
     }
   check_comm_kernels(rng);
   check_gemm(rng);
