@@ -11,6 +11,7 @@
 
 #include "kernels/cuda/ops.hpp"
 #include "kernels/device_context.hpp"
+#include "kernels/gemm.hpp"
 #include "kernels/gemm_bf16.hpp"
 #include "kernels/layernorm.hpp"
 #include "kernels/lm_head_loss.hpp"
@@ -130,6 +131,14 @@ TEST_CASE("host entry points under a device context run their CUDA twins", "[cud
   DeviceCopy<float> t_dinp(dinp0), t_dW(dW0), h_dinp(dinp0), h_dW(dW0);
   zc::matmul_backward(blas, t_dinp.get(), t_dW.get(), nullptr, d_dout.get(), d_inp.get(), d_W.get(), N, C, OC,
                       Trans::N, Precision::BF16, GradMode::Overwrite);
+  // The GEMM entry points: inp [N,C] · W [C,OC], and the same as a batch of two halves of the rows.
+  DeviceCopy<float> t_mm(dout), h_mm(dout), t_bmm(dout), h_bmm(dout);
+  const int half = N / 2;
+  const int64_t in_stride = int64_t(half) * C, out_stride = int64_t(half) * OC;
+  zc::gemm<float>(blas, Trans::N, Trans::N, N, OC, C, 0.5f, d_inp.get(), C, d_W.get(), OC, 1.0f, t_mm.get(),
+                  OC);
+  zc::gemm_strided_batched<float>(blas, Trans::N, Trans::N, half, OC, C, 1.0f, d_inp.get(), C, in_stride,
+                                  d_W.get(), OC, 0, 0.0f, t_bmm.get(), OC, out_stride, 2);
   {
     const zeropp::ScopedDeviceContext installed(&ctx);
     zeropp::layernorm_forward<float>(dview(h_out, inp.size()), dview(h_mean, N), dview(h_rstd, N),
@@ -138,6 +147,10 @@ TEST_CASE("host entry points under a device context run their CUDA twins", "[cud
                                    dcview(d_dout, dout.size()), dcview(d_inp, inp.size()),
                                    dcview(d_W, W.size()), N, C, OC, Trans::N, Precision::BF16,
                                    GradMode::Overwrite);
+    zeropp::gemm<float>(Trans::N, Trans::N, N, OC, C, 0.5f, d_inp.get(), C, d_W.get(), OC, 1.0f, h_mm.get(),
+                        OC);
+    zeropp::gemm_strided_batched<float>(Trans::N, Trans::N, half, OC, C, 1.0f, d_inp.get(), C, in_stride,
+                                        d_W.get(), OC, 0, 0.0f, h_bmm.get(), OC, out_stride, 2);
     // A double call has no twin: refused, nothing run on the device pointers.
     REQUIRE_THROWS_WITH(
         zeropp::layernorm_forward<double>(Vec<double>(), Vec<double>(), Vec<double>(), CVec<double>(),
@@ -149,6 +162,8 @@ TEST_CASE("host entry points under a device context run their CUDA twins", "[cud
   REQUIRE_AGREES("layernorm rstd", h_rstd.host(), t_rstd.host(), kBitExact);
   REQUIRE_AGREES("matmul dinp", h_dinp.host(), t_dinp.host(), kBitExact);
   REQUIRE_AGREES("matmul dweight", h_dW.host(), t_dW.host(), kBitExact);
+  REQUIRE_AGREES("gemm", h_mm.host(), t_mm.host(), kBitExact);
+  REQUIRE_AGREES("gemm_strided_batched", h_bmm.host(), t_bmm.host(), kBitExact);
   // And the host kernel on host copies agrees with both within the twin's tolerance
   // (not the host code run on device pointers, which would crash or differ).
   std::vector<float> out(inp.size()), mean(N), rstd(N);
