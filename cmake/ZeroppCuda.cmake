@@ -1,10 +1,12 @@
-# The CUDA path (ZEROPP_ENABLE_CUDA): kernels/cuda (the model's kernels,
-# quantization and collective kernels, cuBLAS GEMM), src/device (device
-# selection, pinned staging for comm.device_staging) and src/comm/nccl in one
-# library, zeropp_cuda, linking CUDA::cudart, CUDA::cublas and NCCL from the
-# toolkit (/usr/local/cuda, or NCCL_HOME). zeropp_comm_backends links it for
-# comm.backend = nccl and comm.device_staging; nothing needs a GPU at run time
-# unless one of those is chosen, and its host-side tests run without one.
+# The CUDA path (ZEROPP_ENABLE_CUDA), in two libraries linking CUDA::cudart,
+# CUDA::cublas and NCCL from the toolkit (/usr/local/cuda, or NCCL_HOME):
+# zeropp_cuda_kernels (kernels/cuda: the model's kernels, quantization and
+# collective kernels, cuBLAS GEMM), below zeropp_kernels, whose entry points run
+# them under a device context; zeropp_cuda (src/device: device selection, pinned
+# staging for comm.device_staging; src/comm/nccl) above zeropp_comm, linked by
+# zeropp_comm_backends for comm.backend = nccl and comm.device_staging. Nothing
+# needs a GPU at run time unless one of those or train.device = "cuda" is
+# chosen, and the host-side tests run without one.
 # nvcc compiles for sm_80 and sm_90 (override with
 # -DCMAKE_CUDA_ARCHITECTURES=...). tools/gpu_check builds its own sources
 # standalone (no MPI, HDF5 or Kokkos): scripts/gpu-check.
@@ -32,36 +34,43 @@ message(STATUS "CUDA ${CUDAToolkit_VERSION} (${CMAKE_CUDA_COMPILER}), architectu
 
 # The model's operations (kernels/cuda/ops.hpp), one per file beside its host twin.
 set(zeropp_cuda_ops matmul encoder layernorm residual_layernorm attention causal_softmax attention_decode gelu
-    bias_gelu residual crossentropy adamw sum_squares rmsnorm rope swiglu accumulate convert error_feedback
-    buffer_ops qgz_reorder)
+    bias_gelu residual crossentropy lm_head_loss adamw sum_squares rmsnorm rope swiglu accumulate convert
+    error_feedback buffer_ops qgz_reorder)
 list(TRANSFORM zeropp_cuda_ops PREPEND kernels/cuda/)
 list(TRANSFORM zeropp_cuda_ops APPEND .cu)
 # No FMA contraction, as the host compiler (-std=c++17, no -march): the
 # elementwise kernels then agree with their host twins bit for bit. Device
 # lambdas for the elementwise launcher (kernels/cuda/launch.cuh).
 set_source_files_properties(${zeropp_cuda_ops} PROPERTIES COMPILE_OPTIONS "--fmad=false;--extended-lambda")
-add_library(zeropp_cuda STATIC
+# The kernels' CUDA twins and cuBLAS: a layer below zeropp_kernels, whose entry
+# points call them under a device context (kernels/device_context.hpp); they
+# know nothing above src/base.
+add_library(zeropp_cuda_kernels STATIC
   ${zeropp_cuda_ops}
   kernels/cuda/quantize.cu
   kernels/cuda/comm_kernels.cu
   kernels/cuda/gemm_cublas.cpp
+  kernels/cuda/gemm_bf16.cpp)
+# The shared runtime, once: CUDA::cudart, never also the static one CMake adds by default.
+set_target_properties(zeropp_cuda_kernels PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON
+                                                     CUDA_RUNTIME_LIBRARY Shared)
+target_include_directories(zeropp_cuda_kernels PUBLIC ${CMAKE_SOURCE_DIR})
+target_link_libraries(zeropp_cuda_kernels PUBLIC zeropp_base CUDA::cudart CUDA::cublas)
+# zeropp_warnings' flags are for the host compiler; nvcc gets them through -Xcompiler.
+target_compile_options(zeropp_cuda_kernels PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>
+                                                   $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+target_compile_definitions(zeropp_cuda_kernels PUBLIC ZEROPP_HAVE_CUDA)
+# kernels/device_context.hpp names the CUDA stream, and every entry point its twin.
+target_link_libraries(zeropp_kernels PUBLIC zeropp_cuda_kernels)
+
+# The device above the communicator: device selection, host staging, NCCL.
+add_library(zeropp_cuda STATIC
   src/device/cuda_device.cpp
   src/device/cuda_stager.cpp
   src/comm/nccl/nccl_communicator.cpp)
-# The shared runtime, once: CUDA::cudart, never also the static one CMake adds by default.
-set_target_properties(zeropp_cuda PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON CUDA_RUNTIME_LIBRARY Shared)
-target_include_directories(zeropp_cuda PUBLIC ${CMAKE_SOURCE_DIR})
 target_include_directories(zeropp_cuda SYSTEM PUBLIC ${ZEROPP_NCCL_INCLUDE})
-target_link_libraries(zeropp_cuda PUBLIC CUDA::cudart CUDA::cublas ${ZEROPP_NCCL_LIBRARY} zeropp_comm)
-# zeropp_warnings' flags are for the host compiler; nvcc gets them through -Xcompiler.
-target_compile_options(zeropp_cuda PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>
-                                           $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
-target_compile_definitions(zeropp_cuda PUBLIC ZEROPP_HAVE_CUDA)
-# kernels/device_context.hpp names the CUDA stream in every CUDA build; the
-# entry points dispatch to their twins (a cycle of static libraries, which
-# CMake links by repeating them).
-target_compile_definitions(zeropp_kernels PUBLIC ZEROPP_HAVE_CUDA)
-target_link_libraries(zeropp_kernels PUBLIC CUDA::cudart zeropp_cuda)
+target_link_libraries(zeropp_cuda PUBLIC zeropp_cuda_kernels ${ZEROPP_NCCL_LIBRARY} zeropp_comm
+                      PRIVATE zeropp_warnings)
 target_link_libraries(zeropp_comm_backends PUBLIC zeropp_cuda)
 
 # tools/gpu_check (the quantization kernels, cuBLAS and a one-rank NCCL on the
@@ -74,18 +83,18 @@ target_link_libraries(zeropp_gpu_check PRIVATE zeropp_cuda)
 if(ZEROPP_BUILD_TESTS)
   find_package(Catch2 REQUIRED)
   add_executable(zeropp_cuda_tests tests/main.cpp tests/cuda/test_cuda_host.cpp)
-  target_link_libraries(zeropp_cuda_tests PRIVATE zeropp_cuda zeropp::kokkos Catch2::Catch2 zeropp_warnings)
+  target_link_libraries(zeropp_cuda_tests PRIVATE zeropp_cuda zeropp_kernels zeropp::kokkos Catch2::Catch2 zeropp_warnings)
   add_test(NAME cuda_host COMMAND $<TARGET_FILE:zeropp_cuda_tests> "[cuda-host]" --warn NoTests)
   set_tests_properties(cuda_host PROPERTIES TIMEOUT 120)
   # Skipped where a device is present: the test says "SKIPPED:" (one case per entry,
   # since a skip regex hides failures of the others).
   add_test(NAME cuda_host_nodevice COMMAND $<TARGET_FILE:zeropp_cuda_tests> "[cuda-host-nodevice]" --warn NoTests)
   set_tests_properties(cuda_host_nodevice PROPERTIES TIMEOUT 120 SKIP_REGULAR_EXPRESSION "SKIPPED:")
-  # Every model kernel of kernels/cuda against its host twin on the device, and the
-  # engine's kernels and memory through their entry points under a device context;
-  # each case says "SKIPPED:" without one (all cases skip together).
+  # Every model kernel of kernels/cuda against its host twin on the device, the
+  # entry points' dispatch, and the engine's kernels and memory under a device
+  # context; each case says "SKIPPED:" without one (all cases skip together).
   add_executable(zeropp_cuda_kernel_tests tests/main.cpp tests/cuda/test_cuda_kernels.cpp
-                                        tests/cuda/test_cuda_engine_kernels.cpp)
+                                          tests/cuda/test_cuda_dispatch.cpp tests/cuda/test_cuda_engine_kernels.cpp)
   target_link_libraries(zeropp_cuda_kernel_tests PRIVATE zeropp_cuda zeropp_kernels zeropp::kokkos Catch2::Catch2
                                                          zeropp_warnings)
   add_test(NAME cuda_kernels COMMAND $<TARGET_FILE:zeropp_cuda_kernel_tests> "[cuda-kernels]" --warn NoTests)

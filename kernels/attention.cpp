@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kernels/causal_softmax.hpp"
+#include "kernels/device_dispatch.hpp"
 #include "kernels/gemm.hpp"
 
 namespace zeropp {
@@ -26,6 +27,9 @@ void for_row_blocks(int Tn, F&& f) {
 
 template <class T>
 void attention_forward(Vec<T> out, Vec<T> preatt, Vec<T> att, CVec<T> qkv, int B, int Tn, int C, int NH) {
+  ZEROPP_ON_DEVICE(
+      T, "attention_forward",
+      cuda::attention_forward(*ZD->blas, out.data(), preatt.data(), att.data(), qkv.data(), B, Tn, C, NH));
   const int hs = C / NH;
   const int64_t C3 = 3 * int64_t(C);
   const int64_t TT = int64_t(Tn) * Tn;
@@ -53,6 +57,9 @@ void attention_forward(Vec<T> out, Vec<T> preatt, Vec<T> att, CVec<T> qkv, int B
 template <class T>
 void attention_backward(Vec<T> dqkv, Vec<T> dpreatt, Vec<T> datt, CVec<T> dout, CVec<T> qkv, CVec<T> att,
                         int B, int Tn, int C, int NH) {
+  ZEROPP_ON_DEVICE(T, "attention_backward",
+                   cuda::attention_backward(*ZD->blas, dqkv.data(), dpreatt.data(), datt.data(), dout.data(),
+                                            qkv.data(), att.data(), B, Tn, C, NH));
   const int hs = C / NH;
   const int64_t C3 = 3 * int64_t(C);
   const int64_t TT = int64_t(Tn) * Tn;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/causal_softmax.hpp"
+#include "kernels/device_dispatch.hpp"
 #include "kernels/gemm.hpp"
 
 namespace zeropp {
@@ -12,6 +13,9 @@ namespace zeropp {
 template <class T>
 void attention_decode(Vec<T> out, Vec<T> att, CVec<T> qkv, CVec<T> kcache, CVec<T> vcache, int B, int Tn,
                       int pos, int Tmax, int C, int NH) {
+  ZEROPP_ON_DEVICE(T, "attention_decode",
+                   cuda::attention_decode(*ZD->blas, out.data(), att.data(), qkv.data(), kcache.data(),
+                                          vcache.data(), B, Tn, pos, Tmax, C, NH));
   const int hs = C / NH, Tk = pos + Tn;
   const int64_t C3 = 3 * int64_t(C), TTk = int64_t(Tn) * Tk;
   const T scale = T(1) / std::sqrt(T(hs));

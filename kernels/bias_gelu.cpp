@@ -1,5 +1,6 @@
 #include "kernels/bias_gelu.hpp"
 
+#include "kernels/device_dispatch.hpp"
 #include "kernels/gelu.hpp"
 #include "kernels/gelu_math.hpp"
 #include "kernels/parallel_chunks.hpp"
@@ -47,6 +48,8 @@ struct BiasGeluBackward {
 
 template <class T>
 void bias_gelu_forward(Vec<T> pre, Vec<T> out, CVec<T> bias, int N, int OC) {
+  ZEROPP_ON_DEVICE(T, "bias_gelu_forward",
+                   cuda::bias_gelu_forward(pre.data(), out.data(), bias.data(), N, OC, ZD->stream));
   parallel_chunks(N, rows_per_chunk(OC), [&](int64_t, int64_t b, int64_t e) {
     simd_dispatch<BiasGeluForward<T>>(pre.data() + b * OC, out.data() + b * OC, bias.data(), int(e - b), OC);
   });
@@ -54,6 +57,9 @@ void bias_gelu_forward(Vec<T> pre, Vec<T> out, CVec<T> bias, int N, int OC) {
 
 template <class T>
 void bias_gelu_backward(Vec<T> dpre, Vec<T> dbias, CVec<T> pre, CVec<T> dout, int N, int OC) {
+  ZEROPP_ON_DEVICE(
+      T, "bias_gelu_backward",
+      cuda::bias_gelu_backward(dpre.data(), dbias.data(), pre.data(), dout.data(), N, OC, ZD->stream));
   parallel_chunks(OC, kChunkColumns, [&](int64_t, int64_t b, int64_t e) {
     simd_dispatch<BiasGeluBackward<T>>(dpre.data() + b, dbias.data() + b, pre.data() + b, dout.data() + b, N,
                                        int(e - b), int64_t(OC));

@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/device_dispatch.hpp"
 #include "kernels/lane_sum.hpp"
 #include "kernels/parallel_chunks.hpp"
 
@@ -39,6 +40,8 @@ struct CausalSoftmaxBackward {
 
 template <class T>
 void causal_softmax_forward(Vec<T> att, CVec<T> pre, int64_t rows, int Tn) {
+  ZEROPP_ON_DEVICE(T, "causal_softmax_forward",
+                   cuda::causal_softmax_forward(att.data(), pre.data(), rows, Tn, ZD->stream));
   parallel_chunks(rows, rows_per_chunk(Tn), [&](int64_t, int64_t b, int64_t e) {
     simd_dispatch<CausalSoftmaxForward<T>>(att.data(), pre.data(), b, e, Tn);
   });
@@ -46,6 +49,9 @@ void causal_softmax_forward(Vec<T> att, CVec<T> pre, int64_t rows, int Tn) {
 
 template <class T>
 void causal_softmax_backward(Vec<T> dpre, CVec<T> att, CVec<T> datt, int64_t rows, int Tn, T scale) {
+  ZEROPP_ON_DEVICE(
+      T, "causal_softmax_backward",
+      cuda::causal_softmax_backward(dpre.data(), att.data(), datt.data(), rows, Tn, scale, ZD->stream));
   parallel_chunks(rows, rows_per_chunk(Tn), [&](int64_t, int64_t b, int64_t e) {
     simd_dispatch<CausalSoftmaxBackward<T>>(dpre.data(), att.data(), datt.data(), b, e, Tn, scale);
   });

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/device_dispatch.hpp"
 #include "kernels/softmax_row.hpp"
 
 namespace zeropp {
@@ -14,6 +15,9 @@ namespace zeropp {
 template <class T>
 void softmax_crossentropy_forward(Vec<T> probs, Vec<T> losses, CVec<T> logits, CVec<int32_t> targets, int N,
                                   int V) {
+  ZEROPP_ON_DEVICE(T, "softmax_crossentropy_forward",
+                   cuda::softmax_crossentropy_forward(probs.data(), losses.data(), logits.data(),
+                                                      data_or_null(targets), N, V, ZD->stream));
   T* p = probs.data();
   T* loss = losses.data();
   const T* l = logits.data();
@@ -33,6 +37,9 @@ void softmax_crossentropy_forward(Vec<T> probs, Vec<T> losses, CVec<T> logits, C
 template <class T>
 void softmax_crossentropy_backward(Vec<T> dlogits, CVec<T> probs, CVec<int32_t> targets, T dloss, int N,
                                    int V) {
+  ZEROPP_ON_DEVICE(T, "softmax_crossentropy_backward",
+                   cuda::softmax_crossentropy_backward(dlogits.data(), probs.data(), targets.data(), dloss, N,
+                                                       V, ZD->stream));
   T* dl = dlogits.data();
   const T* p = probs.data();
   const int32_t* tgt = targets.data();

@@ -53,7 +53,8 @@ class ScopedDeviceContext {
 
 }  // namespace zeropp
 
-// First statement of a kernel entry point templated on T:
+// First statement of a kernel entry point templated on T (its .cpp includes
+// kernels/device_dispatch.hpp, which brings the twins):
 //   ZEROPP_ON_DEVICE(T, "layernorm_forward",
 //                    cuda::layernorm_forward(out.data(), ..., ZD->stream));
 // With a context installed, a float call runs `call` (ZD is the context) and

@@ -1,5 +1,6 @@
 #include "kernels/encoder.hpp"
 
+#include "kernels/device_dispatch.hpp"
 #include "kernels/parallel_chunks.hpp"
 #include "kernels/simd_dispatch.hpp"
 
@@ -45,6 +46,9 @@ struct EncoderBackward {
 
 template <class T>
 void encoder_forward(Vec<T> out, CVec<int32_t> tokens, CVec<T> wte, CVec<T> wpe, int B, int Tn, int C) {
+  ZEROPP_ON_DEVICE(
+      T, "encoder_forward",
+      cuda::encoder_forward(out.data(), tokens.data(), wte.data(), data_or_null(wpe), B, Tn, C, ZD->stream));
   parallel_chunks(int64_t(B) * Tn, rows_per_chunk(C), [&](int64_t, int64_t b, int64_t e) {
     simd_dispatch<EncoderForward<T>>(out.data(), tokens.data(), wte.data(), wpe.data(), b, e, Tn, C);
   });
@@ -52,6 +56,9 @@ void encoder_forward(Vec<T> out, CVec<int32_t> tokens, CVec<T> wte, CVec<T> wpe,
 
 template <class T>
 void encoder_backward(Vec<T> dwte, Vec<T> dwpe, CVec<T> dout, CVec<int32_t> tokens, int B, int Tn, int C) {
+  ZEROPP_ON_DEVICE(T, "encoder_backward",
+                   cuda::encoder_backward(dwte.data(), data_or_null(dwpe), dout.data(), tokens.data(), B, Tn,
+                                          C, ZD->stream));
   parallel_chunks(C, kChunkColumns, [&](int64_t, int64_t b, int64_t e) {
     T* dwpe_b = dwpe.data() == nullptr ? nullptr : dwpe.data() + b;
     simd_dispatch<EncoderBackward<T>>(dwte.data() + b, dwpe_b, dout.data() + b, tokens.data(), B, Tn, C,

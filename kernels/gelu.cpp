@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "kernels/device_dispatch.hpp"
 #include "kernels/gelu_math.hpp"
 #include "kernels/parallel_chunks.hpp"
 #include "kernels/simd_dispatch.hpp"
@@ -29,6 +30,7 @@ struct GeluBackward {
 
 template <class T>
 void gelu_forward(Vec<T> out, CVec<T> inp, int64_t n) {
+  ZEROPP_ON_DEVICE(T, "gelu_forward", cuda::gelu_forward(out.data(), inp.data(), n, ZD->stream));
   parallel_chunks(n, kChunkElements, [&](int64_t, int64_t b, int64_t e) {
     simd_dispatch<GeluForward<T>>(out.data() + b, inp.data() + b, e - b);
   });
@@ -36,6 +38,8 @@ void gelu_forward(Vec<T> out, CVec<T> inp, int64_t n) {
 
 template <class T>
 void gelu_backward(Vec<T> dinp, CVec<T> inp, CVec<T> dout, int64_t n) {
+  ZEROPP_ON_DEVICE(T, "gelu_backward",
+                   cuda::gelu_backward(dinp.data(), inp.data(), dout.data(), n, ZD->stream));
   parallel_chunks(n, kChunkElements, [&](int64_t, int64_t b, int64_t e) {
     simd_dispatch<GeluBackward<T>>(dinp.data() + b, inp.data() + b, dout.data() + b, e - b);
   });

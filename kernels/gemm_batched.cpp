@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "kernels/device_dispatch.hpp"
 #include "kernels/device_memory.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/onednn_matmul.hpp"
@@ -40,6 +41,9 @@ template <class T>
 void gemm_strided_batched(Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A, int lda,
                           int64_t strideA, const T* B, int ldb, int64_t strideB, T beta, T* C, int ldc,
                           int64_t strideC, int batch) {
+  ZEROPP_ON_DEVICE(T, "gemm_strided_batched",
+                   cuda::gemm_strided_batched<float>(*ZD->blas, ta, tb, M, N, K, alpha, A, lda, strideA, B,
+                                                     ldb, strideB, beta, C, ldc, strideC, batch));
   if (M == 0 || N == 0 || batch == 0) return;
   // K = 0 (C = beta·C) goes to the BLAS: oneDNN rejects empty sums.
   if constexpr (std::is_same_v<T, float>) {

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/device_dispatch.hpp"
 #include "kernels/onednn_matmul.hpp"
 #include "src/base/bf16.hpp"
 
@@ -114,6 +115,8 @@ Bf16Kernel bf16_kernel() {
 
 void gemm_bf16(Trans ta, Trans tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
                int ldb, float beta, float* C, int ldc) {
+  ZEROPP_ON_DEVICE(float, "gemm_bf16",
+                   cuda::gemm_bf16(*ZD->blas, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc));
   if (M == 0 || N == 0) return;
   if (bf16_kernel() == Bf16Kernel::RoundedBlas || K == 0) {  // K = 0: oneDNN rejects empty sums; C = beta·C
     static thread_local std::vector<float> a, b;

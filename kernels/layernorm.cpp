@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "kernels/device_dispatch.hpp"
 #include "kernels/layernorm_row.hpp"
 #include "kernels/parallel_chunks.hpp"
 #include "kernels/simd_dispatch.hpp"
@@ -72,6 +73,9 @@ struct LayerNormBackwardParams {
 template <class T>
 void layernorm_forward(Vec<T> out, Vec<T> mean, Vec<T> rstd, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N,
                        int C) {
+  ZEROPP_ON_DEVICE(T, "layernorm_forward",
+                   cuda::layernorm_forward(out.data(), mean.data(), rstd.data(), inp.data(), weight.data(),
+                                           bias.data(), N, C, ZD->stream));
   parallel_chunks(N, rows_per_chunk(C), [&](int64_t, int64_t b, int64_t e) {
     simd_dispatch<LayerNormForward<T>>(out.data() + b * C, mean.data() + b, rstd.data() + b,
                                        inp.data() + b * C, weight.data(), bias.data(), int(e - b), C);
@@ -81,6 +85,10 @@ void layernorm_forward(Vec<T> out, Vec<T> mean, Vec<T> rstd, CVec<T> inp, CVec<T
 template <class T>
 void layernorm_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp, CVec<T> weight,
                         CVec<T> mean, CVec<T> rstd, int N, int C) {
+  ZEROPP_ON_DEVICE(
+      T, "layernorm_backward",
+      cuda::layernorm_backward(dinp.data(), dweight.data(), dbias.data(), dout.data(), inp.data(),
+                               weight.data(), mean.data(), rstd.data(), N, C, ZD->stream));
   parallel_chunks(N, rows_per_chunk(C), [&](int64_t, int64_t b, int64_t e) {
     simd_dispatch<LayerNormBackwardInput<T>>(dinp.data() + b * C, dout.data() + b * C, inp.data() + b * C,
                                              weight.data(), mean.data() + b, rstd.data() + b, int(e - b), C);

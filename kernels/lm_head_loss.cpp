@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/crossentropy.hpp"
+#include "kernels/device_dispatch.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/rounded_operand.hpp"
 
@@ -33,6 +34,10 @@ int64_t lm_head_chunk_rows(int64_t N, int64_t V) {
 template <class T>
 void lm_head_loss(Vec<T> dx, Vec<T> dW, Vec<T> losses, Vec<T> scratch, CVec<T> x, CVec<T> W,
                   CVec<int32_t> targets, CVec<T> weights, int N, int C, int V, int rows, Precision prec) {
+  ZEROPP_ON_DEVICE(
+      T, "lm_head_loss",
+      cuda::lm_head_loss(*ZD->blas, data_or_null(dx), data_or_null(dW), losses.data(), scratch.data(),
+                         x.data(), W.data(), targets.data(), data_or_null(weights), N, C, V, rows, prec));
   const bool backward = dx.size() > 0;
   static thread_local std::vector<T> w_r, x_r, g_r;
   const T* wr = rounded_operand(prec, W.data(), int64_t(V) * C, w_r);

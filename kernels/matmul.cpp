@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "kernels/device_dispatch.hpp"
 #include "kernels/gemm_bf16.hpp"
 #include "kernels/rounded_operand.hpp"
 
@@ -15,6 +16,9 @@ constexpr int kChunk = 64;
 template <class T>
 void matmul_forward(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N, int C, int OC,
                     Trans wlayout, Precision prec) {
+  ZEROPP_ON_DEVICE(T, "matmul_forward",
+                   cuda::matmul_forward(*ZD->blas, out.data(), inp.data(), weight.data(), data_or_null(bias),
+                                        N, C, OC, wlayout, prec));
   const bool has_bias = bias.size() > 0;
   if (has_bias) {
     T* o = out.data();
@@ -33,6 +37,10 @@ void matmul_forward(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N
 template <class T>
 void matmul_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp, CVec<T> weight,
                      int N, int C, int OC, Trans wlayout, Precision prec, GradMode dinp_mode) {
+  ZEROPP_ON_DEVICE(
+      T, "matmul_backward",
+      cuda::matmul_backward(*ZD->blas, dinp.data(), dweight.data(), data_or_null(dbias), dout.data(),
+                            inp.data(), weight.data(), N, C, OC, wlayout, prec, dinp_mode));
   // Each operand rounded once in bf16: dout feeds both products.
   static thread_local std::vector<T> dout_r, inp_r, weight_r;
   const T* dy = rounded_operand(prec, dout.data(), int64_t(N) * OC, dout_r);

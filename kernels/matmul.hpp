@@ -23,12 +23,10 @@
 
 #include "kernels/common.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/grad_mode.hpp"
 #include "kernels/precision.hpp"
 
 namespace zeropp {
-
-// Whether a backward kernel adds into an input gradient or overwrites it.
-enum class GradMode { Accumulate, Overwrite };
 
 template <class T>
 void matmul_forward(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N, int C, int OC,

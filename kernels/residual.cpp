@@ -1,5 +1,6 @@
 #include "kernels/residual.hpp"
 
+#include "kernels/device_dispatch.hpp"
 #include "kernels/parallel_chunks.hpp"
 #include "kernels/simd_dispatch.hpp"
 
@@ -28,6 +29,8 @@ struct ResidualBackward {
 
 template <class T>
 void residual_forward(Vec<T> out, CVec<T> a, CVec<T> b, int64_t n) {
+  ZEROPP_ON_DEVICE(T, "residual_forward",
+                   cuda::residual_forward(out.data(), a.data(), b.data(), n, ZD->stream));
   parallel_chunks(n, kChunkElements, [&](int64_t, int64_t i, int64_t e) {
     simd_dispatch<ResidualForward<T>>(out.data() + i, a.data() + i, b.data() + i, e - i);
   });
@@ -35,6 +38,8 @@ void residual_forward(Vec<T> out, CVec<T> a, CVec<T> b, int64_t n) {
 
 template <class T>
 void residual_backward(Vec<T> da, Vec<T> db, CVec<T> dout, int64_t n) {
+  ZEROPP_ON_DEVICE(T, "residual_backward",
+                   cuda::residual_backward(da.data(), db.data(), dout.data(), n, ZD->stream));
   parallel_chunks(n, kChunkElements, [&](int64_t, int64_t i, int64_t e) {
     simd_dispatch<ResidualBackward<T>>(da.data() + i, db.data() + i, dout.data() + i, e - i);
   });

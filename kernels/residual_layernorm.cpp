@@ -1,5 +1,6 @@
 #include "kernels/residual_layernorm.hpp"
 
+#include "kernels/device_dispatch.hpp"
 #include "kernels/layernorm.hpp"
 #include "kernels/layernorm_row.hpp"
 #include "kernels/parallel_chunks.hpp"
@@ -30,6 +31,10 @@ struct ResidualLayerNormForward {
 template <class T>
 void residual_layernorm_forward(Vec<T> res, Vec<T> out, Vec<T> mean, Vec<T> rstd, CVec<T> a, CVec<T> b,
                                 CVec<T> weight, CVec<T> bias, int N, int C) {
+  ZEROPP_ON_DEVICE(
+      T, "residual_layernorm_forward",
+      cuda::residual_layernorm_forward(res.data(), out.data(), mean.data(), rstd.data(), a.data(), b.data(),
+                                       weight.data(), bias.data(), N, C, ZD->stream));
   parallel_chunks(N, rows_per_chunk(C), [&](int64_t, int64_t r, int64_t e) {
     const int64_t o = r * C;
     simd_dispatch<ResidualLayerNormForward<T>>(res.data() + o, out.data() + o, mean.data() + r,

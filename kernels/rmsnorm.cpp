@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kernels/device_dispatch.hpp"
+
 namespace zeropp {
 
 namespace {
@@ -10,6 +12,9 @@ constexpr double kEps = 1e-5;
 
 template <class T>
 void rmsnorm_forward(Vec<T> out, Vec<T> rstd, CVec<T> inp, CVec<T> weight, int N, int C) {
+  ZEROPP_ON_DEVICE(
+      T, "rmsnorm_forward",
+      cuda::rmsnorm_forward(out.data(), rstd.data(), inp.data(), weight.data(), N, C, ZD->stream));
   T* o = out.data();
   T* rs = rstd.data();
   const T* x = inp.data();
@@ -29,6 +34,9 @@ void rmsnorm_forward(Vec<T> out, Vec<T> rstd, CVec<T> inp, CVec<T> weight, int N
 template <class T>
 void rmsnorm_backward(Vec<T> dinp, Vec<T> dweight, CVec<T> dout, CVec<T> inp, CVec<T> weight, CVec<T> rstd,
                       int N, int C) {
+  ZEROPP_ON_DEVICE(T, "rmsnorm_backward",
+                   cuda::rmsnorm_backward(dinp.data(), dweight.data(), dout.data(), inp.data(), weight.data(),
+                                          rstd.data(), N, C, ZD->stream));
   T* dx = dinp.data();
   T* dw = dweight.data();
   const T* dy = dout.data();

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kernels/device_dispatch.hpp"
+
 namespace zeropp {
 
 namespace {
@@ -60,16 +62,21 @@ void rope_rows_reference(Vec<T> y, CVec<T> x, int B, int Tn, int C, int NH, doub
 
 template <class T>
 void rope_forward(Vec<T> out, CVec<T> inp, int B, int Tn, int C, int NH) {
+  ZEROPP_ON_DEVICE(T, "rope_forward", cuda::rope_forward(out.data(), inp.data(), B, Tn, C, NH, ZD->stream));
   rope_forward_at<T>(out, inp, B, Tn, C, NH, 0);
 }
 
 template <class T>
 void rope_forward_at(Vec<T> out, CVec<T> inp, int B, int Tn, int C, int NH, int pos0) {
+  ZEROPP_ON_DEVICE(T, "rope_forward_at",
+                   cuda::rope_forward_at(out.data(), inp.data(), B, Tn, C, NH, pos0, ZD->stream));
   rope_rows("rope_forward", out.data(), inp.data(), B, Tn, C, NH, T(1), false, pos0);
 }
 
 template <class T>
 void rope_backward(Vec<T> dinp, CVec<T> dout, int B, int Tn, int C, int NH) {
+  ZEROPP_ON_DEVICE(T, "rope_backward",
+                   cuda::rope_backward(dinp.data(), dout.data(), B, Tn, C, NH, ZD->stream));
   rope_rows("rope_backward", dinp.data(), dout.data(), B, Tn, C, NH, T(-1), true, 0);
 }
 

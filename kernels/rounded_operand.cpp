@@ -2,6 +2,7 @@
 
 #include <type_traits>
 
+#include "kernels/device_context.hpp"
 #include "kernels/gemm_bf16.hpp"
 #include "src/base/bf16.hpp"
 
@@ -25,6 +26,9 @@ bool rounds_operands(Precision prec) {
 
 template <class T>
 const T* rounded_operand(Precision prec, const T* x, int64_t n, std::vector<T>& scratch) {
+  // Host copies of device operands: the CUDA twins of its callers (matmul,
+  // lm_head_loss) round their operands themselves, so nothing may reach it there.
+  if (device_context()) no_device_twin("rounded_operand");
   if (!rounds_operands<T>(prec)) return x;
   scratch.resize(size_t(n));
   if constexpr (std::is_same<T, float>::value) rounded_copy(x, scratch.data(), n);
@@ -34,6 +38,7 @@ const T* rounded_operand(Precision prec, const T* x, int64_t n, std::vector<T>& 
 template <class T>
 void gemm_on_rounded(Precision prec, Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A, int lda,
                      const T* B, int ldb, T beta, T* C, int ldc) {
+  if (device_context()) no_device_twin("gemm_on_rounded");  // as rounded_operand
   if (rounds_operands<T>(prec))
     gemm<T>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   else

@@ -2,10 +2,13 @@
 
 #include <cmath>
 
+#include "kernels/device_dispatch.hpp"
+
 namespace zeropp {
 
 template <class T>
 void swiglu_forward(Vec<T> out, CVec<T> inp, int64_t N, int F) {
+  ZEROPP_ON_DEVICE(T, "swiglu_forward", cuda::swiglu_forward(out.data(), inp.data(), N, F, ZD->stream));
   T* o = out.data();
   const T* x = inp.data();
   Kokkos::parallel_for(
@@ -18,6 +21,8 @@ void swiglu_forward(Vec<T> out, CVec<T> inp, int64_t N, int F) {
 
 template <class T>
 void swiglu_backward(Vec<T> dinp, CVec<T> inp, CVec<T> dout, int64_t N, int F) {
+  ZEROPP_ON_DEVICE(T, "swiglu_backward",
+                   cuda::swiglu_backward(dinp.data(), inp.data(), dout.data(), N, F, ZD->stream));
   T* dx = dinp.data();
   const T* x = inp.data();
   const T* dy = dout.data();

@@ -10,7 +10,8 @@
 //                  tensor cores; alpha and beta are fp32.
 //   gemm_bf16_fp32: bf16 A and B, fp32 C, fp32 accumulation on tensor cores:
 //                  kernels/gemm_bf16.hpp's mixed precision once A and B are
-//                  rounded to bf16 (a product of two bf16 is exact in fp32).
+//                  rounded to bf16 (a product of two bf16 is exact in fp32);
+//                  gemm_bf16 rounds fp32 A and B first.
 // Calls are asynchronous on the handle's stream; a cuBLAS error throws
 // std::runtime_error naming the call and the status.
 #pragma once
@@ -51,6 +52,12 @@ void gemm(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, cons
 
 void gemm_bf16_fp32(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, const __nv_bfloat16* A,
                     int lda, const __nv_bfloat16* B, int ldb, float beta, float* C, int ldc);
+
+// kernels/gemm_bf16.hpp's gemm_bf16: fp32 A, B and C; A and B rounded to bf16
+// (round to nearest even, into stream-ordered scratch), then gemm_bf16_fp32
+// (kernels/cuda/gemm_bf16.cpp).
+void gemm_bf16(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, const float* A, int lda,
+               const float* B, int ldb, float beta, float* C, int ldc);
 
 template <class T>
 void gemm_strided_batched(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, const T* A,

@@ -1,11 +1,10 @@
 // The linear layer on the GPU (kernels/matmul.hpp is the contract: shapes,
-// weight layouts, forward overwriting out, backward accumulating into dinp,
-// dweight and dbias; should the host gain an overwrite mode for gradients,
-// this twin needs the same flag: beta 0, column sums from 0).
+// weight layouts, forward overwriting out, backward accumulating into dweight
+// and dbias, and into dinp or over it (GradMode::Overwrite: beta 0 for its GEMM)).
 //
 // Forward: one thread per element broadcasts the bias into out, then one
 // cuBLAS GEMM adds inp · op(W) onto it (beta = 1), as the host does.
-// Backward: two cuBLAS GEMMs with beta = 1 (dinp, dweight), and the bias
+// Backward: two cuBLAS GEMMs (dinp with beta 1 or 0, dweight with 1), and the bias
 // gradient by one thread per column walking the N rows in the host's order
 // onto dbias[j]: bit for bit the host's column sums, deterministic, no atomics.
 // The GEMMs agree with the host's within cuBLAS's and OpenBLAS's summation
@@ -20,44 +19,13 @@
 // fp32 accumulation into the fp32 outputs (gemm_bf16_fp32): the host's
 // gemm_bf16 up to the summation order. The backward rounds dout once for both
 // of its GEMMs (rounding is deterministic, so this is what the host computes).
-#include <cuda_bf16.h>
-
-#include "kernels/cuda/comm_kernels.cuh"
+#include "kernels/cuda/bf16_operands.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/ops.hpp"
 
 namespace zeropp::cuda {
 
 namespace {
-
-// A bf16 copy of n floats on `stream`, freed on the stream at scope exit.
-class Bf16Copy {
- public:
-  Bf16Copy(const float* src, int64_t n, cudaStream_t stream) : stream_(stream) {
-    ZCHECK_CUDA(
-        cudaMallocAsync(reinterpret_cast<void**>(&bits_), size_t(std::max<int64_t>(n, 1)) * 2, stream));
-    to_bf16(src, bits_, n, stream);
-  }
-  ~Bf16Copy() { ZCHECK_CUDA(cudaFreeAsync(bits_, stream_)); }
-  Bf16Copy(const Bf16Copy&) = delete;
-  Bf16Copy& operator=(const Bf16Copy&) = delete;
-  // The same bits as __nv_bfloat16, cuBLAS's bf16 type.
-  const __nv_bfloat16* get() const { return reinterpret_cast<const __nv_bfloat16*>(bits_); }
-
- private:
-  uint16_t* bits_ = nullptr;
-  cudaStream_t stream_;
-};
-
-// C[M,N] = op(A) op(B) + beta C with fp32 C: fp32 operands, or bf16 ones with fp32 accumulation.
-void mm(Blas& blas, Trans ta, Trans tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
-        float beta, float* C, int ldc) {
-  gemm<float>(blas, ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
-}
-void mm(Blas& blas, Trans ta, Trans tb, int M, int N, int K, const __nv_bfloat16* A, int lda,
-        const __nv_bfloat16* B, int ldb, float beta, float* C, int ldc) {
-  gemm_bf16_fp32(blas, ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
-}
 
 // matmul.hpp's GEMMs on operands of type T (float or bf16), written once for both precisions.
 template <class T>
@@ -69,12 +37,13 @@ void forward_gemm(Blas& blas, float* out, const T* inp, const T* weight, bool ha
 
 template <class T>
 void backward_gemms(Blas& blas, float* dinp, float* dweight, const T* dout, const T* inp, const T* weight,
-                    int N, int C, int OC, Trans wlayout) {
-  if (wlayout == Trans::N) {  // W [C,OC]: dinp += dout · W^T, dW += inp^T · dout
-    mm(blas, Trans::N, Trans::T, N, C, OC, dout, OC, weight, OC, 1.0f, dinp, C);
+                    int N, int C, int OC, Trans wlayout, GradMode dinp_mode) {
+  const float beta_dinp = dinp_mode == GradMode::Overwrite ? 0.0f : 1.0f;
+  if (wlayout == Trans::N) {  // W [C,OC]: dinp (+)= dout · W^T, dW += inp^T · dout
+    mm(blas, Trans::N, Trans::T, N, C, OC, dout, OC, weight, OC, beta_dinp, dinp, C);
     mm(blas, Trans::T, Trans::N, C, OC, N, inp, C, dout, OC, 1.0f, dweight, OC);
-  } else {  // W [OC,C]: dinp += dout · W, dW += dout^T · inp
-    mm(blas, Trans::N, Trans::N, N, C, OC, dout, OC, weight, C, 1.0f, dinp, C);
+  } else {  // W [OC,C]: dinp (+)= dout · W, dW += dout^T · inp
+    mm(blas, Trans::N, Trans::N, N, C, OC, dout, OC, weight, C, beta_dinp, dinp, C);
     mm(blas, Trans::T, Trans::N, OC, C, N, dout, OC, inp, C, 1.0f, dweight, C);
   }
 }
@@ -94,13 +63,13 @@ void matmul_forward(Blas& blas, float* out, const float* inp, const float* weigh
 
 void matmul_backward(Blas& blas, float* dinp, float* dweight, float* dbias, const float* dout,
                      const float* inp, const float* weight, int N, int C, int OC, Trans wlayout,
-                     Precision prec) {
+                     Precision prec, GradMode dinp_mode) {
   if (prec == Precision::FP32) {
-    backward_gemms(blas, dinp, dweight, dout, inp, weight, N, C, OC, wlayout);
+    backward_gemms(blas, dinp, dweight, dout, inp, weight, N, C, OC, wlayout, dinp_mode);
   } else {
     const Bf16Copy dout16(dout, int64_t(N) * OC, blas.stream()), inp16(inp, int64_t(N) * C, blas.stream()),
         w16(weight, int64_t(C) * OC, blas.stream());
-    backward_gemms(blas, dinp, dweight, dout16.get(), inp16.get(), w16.get(), N, C, OC, wlayout);
+    backward_gemms(blas, dinp, dweight, dout16.get(), inp16.get(), w16.get(), N, C, OC, wlayout, dinp_mode);
   }
   if (dbias == nullptr) return;
   detail::for_each_index(OC, blas.stream(), [=] __device__(int64_t j) {

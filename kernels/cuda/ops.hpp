@@ -16,6 +16,7 @@
 
 #include "kernels/cuda/comm_kernels.cuh"  // to_bf16 (kernels/convert.hpp) is the collectives'
 #include "kernels/cuda/gemm_cublas.hpp"
+#include "kernels/grad_mode.hpp"
 #include "kernels/precision.hpp"
 
 namespace zeropp::cuda {
@@ -32,7 +33,7 @@ void matmul_forward(Blas& blas, float* out, const float* inp, const float* weigh
                     int C, int OC, Trans wlayout = Trans::N, Precision prec = Precision::FP32);
 void matmul_backward(Blas& blas, float* dinp, float* dweight, float* dbias, const float* dout,
                      const float* inp, const float* weight, int N, int C, int OC, Trans wlayout = Trans::N,
-                     Precision prec = Precision::FP32);
+                     Precision prec = Precision::FP32, GradMode dinp_mode = GradMode::Accumulate);
 
 // kernels/layernorm.hpp
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
@@ -83,6 +84,13 @@ void softmax_crossentropy_forward(float* probs, float* losses, const float* logi
                                   int N, int V, cudaStream_t stream = nullptr);
 void softmax_crossentropy_backward(float* dlogits, const float* probs, const int32_t* targets, float dloss,
                                    int N, int V, cudaStream_t stream = nullptr);
+
+// kernels/lm_head_loss.hpp: the chunked LM head and its cross-entropy, composed
+// of the twins above on blas's stream; dx (and dW) nullptr: the losses only,
+// weights nullptr: every row's weight 1.
+void lm_head_loss(Blas& blas, float* dx, float* dW, float* losses, float* scratch, const float* x,
+                  const float* W, const int32_t* targets, const float* weights, int N, int C, int V, int rows,
+                  Precision prec = Precision::FP32);
 
 // kernels/adamw.hpp (the bias corrections computed once on the host, as there).
 void adamw_update(float* param, float* m, float* v, const float* grad, int64_t n, float lr, float beta1,

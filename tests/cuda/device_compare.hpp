@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common.hpp"
 #include "kernels/cuda/check.hpp"
 #include "src/device/cuda_device.hpp"
 
@@ -51,6 +52,16 @@ class DeviceCopy {
   T* p_ = nullptr;
   size_t n_;
 };
+
+// Views of host vectors (the host kernels' arguments).
+template <class T>
+Vec<T> view(std::vector<T>& v) {
+  return Vec<T>(v.data(), v.size());
+}
+template <class T>
+CVec<T> cview(const std::vector<T>& v) {
+  return CVec<T>(v.data(), v.size());
+}
 
 inline std::vector<float> random_floats(size_t n, std::mt19937& rng, float lo = -1, float hi = 1) {
   std::uniform_real_distribution<float> u(lo, hi);

@@ -5,10 +5,14 @@
 #include <catch2/catch.hpp>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernels/cuda/comm_kernels.cuh"
 #include "kernels/cuda/gemm_cublas.hpp"
 #include "kernels/cuda/quantize.cuh"
+#include "kernels/device_context.hpp"
+#include "kernels/layernorm.hpp"
+#include "kernels/rounded_operand.hpp"
 #include "src/device/cuda_device.hpp"
 
 namespace zc = zeropp::cuda;
@@ -88,3 +92,33 @@ TEST_CASE("without a usable device a launch fails with an exception, not a crash
 }
 
 TEST_CASE("cuBLAS backend name", "[cuda-host]") { REQUIRE(zc::gemm_backend_name().rfind("cuBLAS ", 0) == 0); }
+
+TEST_CASE("kernel entry points under a device context: double and host-only paths refuse", "[cuda-host]") {
+  using zeropp::CVec;
+  using zeropp::Vec;
+  const int N = 2, C = 3;
+  std::vector<double> in{1, 2, 4, -1, 0, 5}, w{1, 2, 3}, b{0, 1, 0}, out(6), mean(N), rstd(N);
+  const auto layernorm = [&] {
+    zeropp::layernorm_forward<double>(Vec<double>(out.data(), 6), Vec<double>(mean.data(), N),
+                                      Vec<double>(rstd.data(), N), CVec<double>(in.data(), 6),
+                                      CVec<double>(w.data(), C), CVec<double>(b.data(), C), N, C);
+  };
+  REQUIRE(zeropp::device_context() == nullptr);
+  {
+    // Never dereferenced before the refusals: no device needed.
+    zeropp::DeviceContext ctx;
+    const zeropp::ScopedDeviceContext installed(&ctx);
+    REQUIRE(zeropp::device_context() == &ctx);
+    REQUIRE_THROWS_WITH(layernorm(), Catch::Contains("kernel layernorm_forward (double) has no CUDA twin"));
+    REQUIRE(out == std::vector<double>(6, 0.0));  // nothing computed on the host either
+    std::vector<float> x(4, 1.5f), scratch;
+    REQUIRE_THROWS_WITH(zeropp::rounded_operand<float>(zeropp::Precision::BF16, x.data(), 4, scratch),
+                        Catch::Contains("rounded_operand"));
+    REQUIRE_THROWS_WITH(zeropp::ScopedDeviceContext(&ctx), Catch::Contains("already installed"));
+  }
+  // Without one the host computes: row 0 normalised is (-1.07, -0.27, 1.34) * w + b.
+  REQUIRE(zeropp::device_context() == nullptr);
+  layernorm();
+  REQUIRE(mean[0] == Approx(7.0 / 3));
+  REQUIRE(out[0] == Approx(-1.0690).epsilon(1e-3));
+}

@@ -39,15 +39,6 @@ using namespace zeropp::test;
 
 namespace {
 
-template <class T>
-Vec<T> view(std::vector<T>& v) {
-  return Vec<T>(v.data(), v.size());
-}
-template <class T>
-CVec<T> cview(const std::vector<T>& v) {
-  return CVec<T>(v.data(), v.size());
-}
-
 struct Shape {
   const char* name;
   int B, Tn, C, NH, V;
@@ -385,6 +376,7 @@ TEST_CASE("CUDA KV-cache decode attention and RoPE at an offset against the host
 }
 
 TEST_CASE("CUDA matmul forward and backward against the host's", "[cuda-kernels]") {
+  using zeropp::GradMode;
   using zeropp::Precision;
   using zeropp::Trans;
   for_each_shape(12, [](const Shape& s, std::mt19937& rng) {
@@ -398,8 +390,10 @@ TEST_CASE("CUDA matmul forward and backward against the host's", "[cuda-kernels]
     for (const Precision prec : {Precision::FP32, Precision::BF16})
       for (const Trans layout : {Trans::N, Trans::T})
         for (const bool with_bias : {true, false}) {
+          // dinp overwritten along the way (the model's scratch gradients), accumulated otherwise.
+          const GradMode mode = with_bias ? GradMode::Accumulate : GradMode::Overwrite;
           INFO(zeropp::precision_name(prec) << ", weight layout " << (layout == Trans::N ? "N" : "T")
-                                            << (with_bias ? ", bias" : ", no bias"));
+                                            << (with_bias ? ", bias, dinp +=" : ", no bias, dinp ="));
           // cuBLAS and OpenBLAS sum in different orders; bf16 tensor cores truncate (matmul.cu).
           const double per_term = prec == Precision::FP32 ? 1e-6 : 4e-6;
           const auto gemm_tol = [&](int terms) { return Tolerance{1e-4, per_term * terms}; };
@@ -408,12 +402,12 @@ TEST_CASE("CUDA matmul forward and backward against the host's", "[cuda-kernels]
           zeropp::matmul_forward<float>(view(out), cview(inp), cview(w), cview(with_bias ? bias : none), N, C,
                                         OC, layout, prec);
           zeropp::matmul_backward<float>(view(dinp), view(dw), view(db), cview(dout), cview(inp), cview(w), N,
-                                         C, OC, layout, prec);
+                                         C, OC, layout, prec, mode);
           DeviceCopy<float> d_out(nan_filled(out.size())), d_dinp(dinp0), d_dw(dw0), d_db(db0);
           zc::matmul_forward(blas, d_out.get(), d_inp.get(), d_w.get(), with_bias ? d_bias.get() : nullptr, N,
                              C, OC, layout, prec);
           zc::matmul_backward(blas, d_dinp.get(), d_dw.get(), with_bias ? d_db.get() : nullptr, d_dout.get(),
-                              d_inp.get(), d_w.get(), N, C, OC, layout, prec);
+                              d_inp.get(), d_w.get(), N, C, OC, layout, prec, mode);
           REQUIRE_AGREES("out", d_out.host(), out, gemm_tol(C));
           REQUIRE_AGREES("dinp", d_dinp.host(), dinp, gemm_tol(OC));
           REQUIRE_AGREES("dweight", d_dw.host(), dw, gemm_tol(N));
