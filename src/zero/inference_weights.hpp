@@ -29,11 +29,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/device_buffer.hpp"
 #include "src/comm/communicator.hpp"
 #include "src/comm/topology.hpp"
 #include "src/config/config.hpp"
 #include "src/models/model.hpp"
-#include "kernels/device_buffer.hpp"
 #include "src/zero/quant_scheme.hpp"
 
 namespace zeropp {

@@ -28,9 +28,9 @@
 #include <string>
 #include <vector>
 
+#include "kernels/device_buffer.hpp"
 #include "src/comm/communicator.hpp"
 #include "src/comm/topology.hpp"
-#include "kernels/device_buffer.hpp"
 #include "src/zero/quant_scheme.hpp"
 
 namespace zeropp {
