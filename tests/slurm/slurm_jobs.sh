@@ -157,7 +157,7 @@ if [[ -n $gjob ]] && wait_for 60 "GPU job $gjob to end" ended "$gjob"; then
   glog=$work/gpu-$gjob.out
   if state_is "$gjob" COMPLETED && in_log "$glog" 'srun --mpi=pmi2 .*--cpu-bind=cores --gpus-per-task=1 --gpu-bind=none .* --train.device=cuda ' &&
     in_log "$glog" '^step 10/10 '; then
-    ok "train-gpu.sbatch: --gpus-per-node=2, 2 ranks, srun --cpu-bind=cores --gpus-per-task=1: completed"
+    ok "train-gpu.sbatch: --gpus-per-node=2, 2 ranks, srun --cpu-bind=cores --gpus-per-task=1 --gpu-bind=none, --train.device=cuda (overridden: host): completed"
   else bad "train-gpu.sbatch did not complete ($(field "$gjob" JobState) $(field "$gjob" ExitCode))"; fi
 fi
 
