@@ -101,6 +101,7 @@ struct QuantError {
 
 int run_bench_quant(const Config& cfg, int steps) {
   if (steps < 1) throw Error("bench quant: --steps must be at least 1, got " + std::to_string(steps));
+  require_host(cfg, "bench quant");
   Run run(cfg);
   for (int s = 0; s < steps; ++s) train_step(run, s, learning_rate(cfg.optim, s, steps));
   const auto& layout = run.model->layout();
@@ -183,6 +184,7 @@ StepTiming time_steps(const Config& cfg, int steps, std::string& ranks) {
 // in the same process.
 int run_bench_step(const Config& cfg, int steps) {
   if (steps < 1) throw Error("bench step: --steps must be at least 1, got " + std::to_string(steps));
+  require_host(cfg, "bench step");  // its GEMM column times the host library on host arrays
   std::string ranks;
   StepTiming r[2];
   for (Precision p : {Precision::FP32, Precision::BF16}) {

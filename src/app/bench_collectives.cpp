@@ -53,6 +53,7 @@ std::vector<KindRow> measure(const Config& cfg, int steps, std::string& ranks) {
 int run_bench_collectives(const Config& cfg, int steps, const std::vector<double>& gbps,
                           const std::vector<double>& latencies_us) {
   if (steps < 1) throw Error("bench collectives: --steps must be at least 1, got " + std::to_string(steps));
+  require_host(cfg, "bench collectives");
   for (double g : gbps)
     if (g < 0) throw Error("bench collectives: --bandwidths: " + std::to_string(g) + " is negative");
   for (double l : latencies_us)

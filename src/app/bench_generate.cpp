@@ -54,6 +54,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int run_bench_generate(const Config& cfg, const BenchGenerateOptions& o) {
+  require_host(cfg, "bench generate");
   if (o.prompt_tokens < 1 || o.new_tokens < 1 || o.repeats < 1)
     throw Error("bench generate: --prompt-tokens, --new-tokens and --repeats must be at least 1");
   if (o.prompt_tokens + o.new_tokens > cfg.train.seq_len)

@@ -2,6 +2,7 @@
 
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_locate.hpp"
+#include "src/app/device_run.hpp"
 #include "src/app/save_and_resume.hpp"
 #include "src/base/errors.hpp"
 #include "src/comm/make_communicator.hpp"
@@ -25,11 +26,15 @@ Config saved_config(const std::string& path, const std::vector<std::string>& ove
                     int seq_len) {
   const CheckpointMeta saved = read_checkpoint(MPI_COMM_WORLD, path, {});
   Config c = parse_config_text(saved.deck_toml, path + " (saved deck)");
+  // Where the checkpoint was trained does not carry over: generate and eval compute on the host.
+  c.train.device = "host";
+  c.train.tf32 = false;
   collectively(MPI_COMM_WORLD, [&] {
     apply_overrides(c, overrides);
     if (batch > 0) c.train.batch_size = batch;
     if (seq_len != 0) c.train.seq_len = seq_len > 0 ? seq_len : c.model.max_seq_len;
     validate(c);
+    require_host(c, "generate/eval");
   });
   return c;
 }

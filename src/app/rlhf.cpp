@@ -117,6 +117,7 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
 }  // namespace
 
 int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string& resume, bool overwrite) {
+  require_host(cfg, "rlhf");
   const RlhfConfig& r = cfg.rlhf;
   const Config e = rlhf_engine_config(cfg);
   const Config ref_cfg = reference_config(e);

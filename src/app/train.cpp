@@ -20,6 +20,7 @@
 #include "src/app/logging.hpp"
 #include "src/app/non_finite.hpp"
 #include "src/app/save_and_resume.hpp"
+#include "src/app/step_bytes.hpp"
 #include "src/app/stop_signals.hpp"
 #include "src/base/errors.hpp"
 #include "src/comm/communicator.hpp"
@@ -35,7 +36,8 @@ namespace {
 std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg, const std::string& deck,
                                                               const Topology& topo, const Engine& engine,
                                                               const MemoryCheck& memory,
-                                                              const Communicator& comm) {
+                                                              const Communicator& comm,
+                                                              const DeviceRun& device) {
   const auto& m = cfg.model;
   const auto& t = cfg.train;
   const double fpt = 3 * forward_flops_per_token(m, t.seq_len);
@@ -67,6 +69,7 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   rows.emplace_back("engine", zero);
   rows.emplace_back("communicator",
                     std::string(comm.backend()) + " (comm.backend = " + cfg.comm.backend + ")");
+  rows.emplace_back("device", device.describe());
   rows.emplace_back("memory per rank", memory_summary(memory));
   rows.emplace_back("BLAS", gemm_backend_name());
   rows.emplace_back("BLAS kernels", blas_core_name());
@@ -104,11 +107,12 @@ Run::Run(const Config& cfg_, MPI_Comm base)
       train(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, false); })),
       val(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, true); })),
       memory(check_memory(cfg, topo)),
-      // The engine's buffers are host memory, so comm.backend = auto is mpi.
+      device(collectively(topo.world.get(), [&] { return std::make_unique<DeviceRun>(cfg, topo, memory); })),
+      // The engine's buffers are device memory with train.device = "cuda": comm.backend = auto may be nccl.
       comm(collectively(topo.world.get(),
                         [&] {
-                          return make_communicator(cfg.comm.backend, topo, cfg.comm.timeout_s, false,
-                                                   cfg.comm.device_staging);
+                          return make_communicator(cfg.comm.backend, topo, cfg.comm.timeout_s,
+                                                   cfg.train.device == "cuda", cfg.comm.device_staging);
                         })),
       world(Group::world(topo)),
       model(make_model<float>(cfg.model, cfg.train.batch_size, cfg.train.seq_len)),
@@ -190,7 +194,8 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   Engine& engine = run.engine;
   const DataLoader* val = run.val.get();
   LogFile log_file;  // rank 0's output also goes to train.log in the run folder
-  log_table("zeropp training", startup_rows(cfg, deck_path, topo, engine, run.memory, *run.comm));
+  log_table("zeropp training",
+            startup_rows(cfg, deck_path, topo, engine, run.memory, *run.comm, *run.device));
   if (const std::string w = blas_core_warning(); !w.empty()) log0("warning: %s\n", w.c_str());
   log0("resolved configuration (also in %s/config.toml):\n%s\n", t.out_dir.c_str(), to_toml(cfg).c_str());
   const ResumePoint from =
@@ -222,6 +227,7 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   if (cfg.checkpoint.at_start && from.step == 0) last_saved = save(0);
   double steady_s = 0, last_step_s = 0;
   int64_t steady_n = 0, saved_at = -1;
+  ByteCounters last_bytes;  // of the last step this run took
   const double loop_started = MPI_Wtime();
   for (int64_t step = from.step; step < t.steps; ++step) {
     // Step boundary: stop (after a checkpoint) on a signal or before the
@@ -238,6 +244,7 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
     ZCHECK_MPI(MPI_Barrier(topo.world.get()));  // the step ends when the slowest rank is done
     const double dt = MPI_Wtime() - t0;
     last_step_s = dt;
+    last_bytes = st.bytes;
     tokens_seen += int64_t(tokens_per_step);
     if (step > from.step) {  // the first step pays for warm-up: keep it out of averages
       steady_s += dt;
@@ -287,6 +294,8 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
     }
     log0("val final | step %lld | loss %.4f\n", (long long)t.steps, loss);
   }
+  if (from.step < t.steps)  // the same on every rank: all enter the reduction
+    log0("%s\n", step_bytes_line(t.steps, last_bytes, topo.world.get()).c_str());
   if (steady_n > 0)
     log0("steady state: %.1f ms/step | %.0f tok/s | %.1f GFLOP/s (mean of %lld steps after the first)\n",
          steady_s / double(steady_n) * 1e3, tokens_per_step * double(steady_n) / steady_s,

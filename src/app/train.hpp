@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "io/data_loader.hpp"
+#include "src/app/device_run.hpp"
 #include "src/app/micro_batches.hpp"
 #include "src/app/preflight.hpp"
 #include "src/comm/communicator.hpp"
@@ -27,6 +28,7 @@ struct Run {
   Topology topo;
   std::unique_ptr<DataLoader> train, val;  // val: null without validation
   MemoryCheck memory;                      // checked before the model and the engine allocate
+  std::unique_ptr<DeviceRun> device;       // train.device's GPU: outlives the engine's buffers
   std::unique_ptr<Communicator> comm;      // comm.backend's (src/comm/make_communicator.hpp)
   Group world;                             // for the loop's own small collectives (stop flag)
   std::unique_ptr<Model<float>> model;     // model.family's

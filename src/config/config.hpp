@@ -44,6 +44,10 @@ struct TrainConfig {
   int threads = 0;
   // Kernel of the attention's batched GEMMs: auto, blas, onednn (kernels/gemm_batched.hpp).
   std::string batched_gemm = "auto";
+  // Where the step computes: host (the CPU) or cuda (this rank's GPU; src/app/device_run.hpp).
+  std::string device = "host";
+  // cuBLAS may run fp32 GEMMs on TF32 tensor cores (train.device = "cuda" only).
+  bool tf32 = false;
 };
 
 struct OptimConfig {

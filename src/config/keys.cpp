@@ -129,6 +129,15 @@ std::vector<Key> build_table() {
       "kernel of the attention's batched fp32 GEMMs: auto (oneDNN's matmul where oneDNN has AVX-512 and the "
       "GEMMs run one thread, else the BLAS), blas (one call per product) or onednn",
       {one_of({"auto", "blas", "onednn"})});
+  train.add(
+      "device", &TrainConfig::device,
+      "where the step computes: host (the CPU), or cuda (one GPU per rank, chosen by the rank's index on "
+      "its node; weights, activations, gradients and optimizer states in device memory; a CUDA build; "
+      "comm.backend nccl, or mpi with comm.device_staging = true). zeropp train only",
+      {one_of({"host", "cuda"})});
+  train.add("tf32", &TrainConfig::tf32,
+            "fp32 GEMMs on TF32 tensor cores (10-bit mantissa inputs, fp32 accumulation); cuBLAS only, so "
+            "train.device = \"cuda\"");
 
   Section<OptimConfig> optim{t, "optim", &Config::optim};
   optim.add("lr", &OptimConfig::lr, "peak learning rate: linear warm-up, then cosine decay to min_lr",
@@ -208,7 +217,7 @@ std::vector<Key> build_table() {
   comm.add(
       "backend", &CommConfig::backend,
       "collectives through mpi (host buffers) or nccl (device buffers: a CUDA build and a GPU per rank); "
-      "auto: nccl where both hold and the engine's buffers are on the device (not yet), else mpi",
+      "auto: nccl where both hold and the engine's buffers are on the device (train.device = cuda), else mpi",
       {one_of({"auto", "mpi", "nccl"})});
   comm.add("device_staging", &CommConfig::device_staging,
            "mpi backend over device buffers: copy them through pinned host memory around each collective "

@@ -33,6 +33,18 @@ const Rule kRules[] = {
     {"zero.gradient_error_feedback",
      [](const Config& c) { return !c.zero.gradient_error_feedback || c.zero.quantized_gradients; },
      [](const Config&) { return std::string("needs zero.quantized_gradients = true"); }},
+    // Required, not implied: the copies through host memory cost time, so the deck says so.
+    {"comm.device_staging",
+     [](const Config& c) {
+       return c.train.device != "cuda" || c.comm.backend != "mpi" || c.comm.device_staging;
+     },
+     [](const Config&) {
+       return std::string(
+           "train.device = \"cuda\" with comm.backend = \"mpi\" needs true (MPI gets the device buffers "
+           "through pinned host copies), or use comm.backend = \"nccl\"");
+     }},
+    {"train.tf32", [](const Config& c) { return !c.train.tf32 || c.train.device == "cuda"; },
+     [](const Config&) { return std::string("applies to cuBLAS only: needs train.device = \"cuda\""); }},
 };
 
 [[noreturn]] void invalid(const Key& k, const Config& c, const std::string& why) {

@@ -45,20 +45,20 @@ int device_count(std::string* why) {
   return n;
 }
 
-int device_for_local_rank(int local_rank, int ranks_per_node, int count) {
+int device_for_local_rank(int local_rank, int ranks_per_node, int count, bool shared) {
   if (ranks_per_node < 1 || local_rank < 0 || local_rank >= ranks_per_node)
     throw DeviceError("device selection: local rank " + std::to_string(local_rank) + " is not in [0, " +
                       std::to_string(ranks_per_node) + ")");
   if (count < 1) throw DeviceError("device selection: no CUDA device is visible");
-  if (ranks_per_node > count)
+  if (ranks_per_node > count && !shared)
     throw DeviceError("device selection: " + std::to_string(ranks_per_node) + " ranks per node but only " +
                       std::to_string(count) +
                       " visible CUDA device(s); run one rank per GPU (check CUDA_VISIBLE_DEVICES and the "
                       "launcher's ranks per node)");
-  return local_rank;
+  return local_rank % count;
 }
 
-DeviceInfo select_device(int local_rank, int ranks_per_node) {
+DeviceInfo select_device(int local_rank, int ranks_per_node, bool shared) {
   std::string why;
   const int count = device_count(&why);
   const std::string who = "local rank " + std::to_string(local_rank) + ": ";
@@ -67,7 +67,7 @@ DeviceInfo select_device(int local_rank, int ranks_per_node) {
                       "; check nvidia-smi and CUDA_VISIBLE_DEVICES, or build/run without CUDA");
   DeviceInfo d;
   try {
-    d.ordinal = device_for_local_rank(local_rank, ranks_per_node, count);
+    d.ordinal = device_for_local_rank(local_rank, ranks_per_node, count, shared);
   } catch (const DeviceError& e) {
     throw DeviceError(who + e.what());
   }

@@ -10,7 +10,9 @@
 //                         machine with the toolkit and no GPU or driver.
 //   device_for_local_rank pure policy: local rank x of X per node uses device x;
 //                         throws DeviceError when X exceeds the visible devices
-//                         (NCCL refuses two ranks of one communicator on one GPU).
+//                         (NCCL refuses two ranks of one communicator on one GPU)
+//                         unless `shared` (comm.device_staging: several ranks
+//                         per GPU), which gives device x mod count.
 //   select_device         both, then cudaSetDevice; returns what was chosen.
 //                         Every failure is a DeviceError whose message names the
 //                         rank, what was asked and what CUDA answered, and what
@@ -37,7 +39,7 @@ struct DeviceInfo {
 };
 
 int device_count(std::string* why = nullptr);
-int device_for_local_rank(int local_rank, int ranks_per_node, int count);
-DeviceInfo select_device(int local_rank, int ranks_per_node);
+int device_for_local_rank(int local_rank, int ranks_per_node, int count, bool shared = false);
+DeviceInfo select_device(int local_rank, int ranks_per_node, bool shared = false);
 
 }  // namespace zeropp::cuda

@@ -91,6 +91,18 @@ expect_error "nccl backend unavailable" 'comm.backend = "nccl": ' train "$deck" 
 # Refused in every build and on every machine: no CUDA build, no device, or staging asked for nccl.
 expect_error "device staging refused" 'comm.device_staging = true: ' train "$deck" --comm.device_staging=true \
   --comm.backend=nccl
+# train.device = "cuda": the rules between keys and the host-only commands everywhere; the
+# refusal for want of a GPU only where none is (tests/cuda and scripts/gpu-check run it on one).
+expect_error "train.device cuda over mpi without staging" 'comm.device_staging = false: train.device = "cuda"' \
+  train "$deck" --train.device=cuda --comm.backend=mpi
+expect_error "train.tf32 on the host" 'train.tf32 = true: applies to cuBLAS only' train "$deck" --train.tf32=true
+expect_error "bench step on cuda" 'train.device = "cuda": zeropp bench step runs on the host only' \
+  bench step "$deck" --train.device=cuda
+if nvidia-smi -L > /dev/null 2>&1; then
+  echo "SKIPPED: train.device = cuda without a GPU (this machine has one)"
+else
+  expect_error "train.device cuda without a GPU" 'train.device = "cuda": ' train "$deck" --train.device=cuda
+fi
 expect_error "prepare-data missing input" "$work/none.txt" prepare-data --input "$work/none.txt" --out-dir "$work/prep"
 
 # Usage errors are CLI11's: a non-zero status and a message, no hang.

@@ -77,4 +77,6 @@ expect_error "top-p zero" "--top-p 0: must be in (0, 1\]" generate "$run" --prom
 expect_error "missing tokenizer" "$work/nodir" generate "$run" --prompt x --tokenizer "$work/nodir"
 expect_error "eval: missing data" "$work/none.bin" eval "$run" --data "$work/none.bin"
 expect_error "eval: bad deck override" "zero.nonsense" eval "$run" --data data/kjv/val.bin --zero.nonsense=1
+expect_error "generate on cuda" 'train.device = "cuda": zeropp generate/eval runs on the host only' generate "$run" \
+  --prompt x --train.device=cuda
 finish

@@ -157,7 +157,9 @@ if ldd "$ZEROPP" 2> /dev/null | grep -q libasan; then
   printf 'export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1:max_allocation_size_mb=64:log_path=stderr"\nexec "$@"\n' \
     > "$work/limited.sh"
 else
-  printf 'ulimit -v 700000 && exec "$@"\n' > "$work/limited.sh"
+  # Plus what cuBLAS maps (CUDA builds: over 500 MiB of code, loaded at start).
+  cublas_kb=$(ldd "$ZEROPP" | awk '$1 ~ /^libcublas/ {print $3}' | xargs -r du -Lk | awk '{s += $1} END {print s + 0}')
+  printf 'ulimit -v %d && exec "$@"\n' $((700000 + cublas_kb)) > "$work/limited.sh"
 fi
 start=$SECONDS
 out=$(ZEROPP_MEMORY_AVAILABLE=1T timeout 120 "$MPIEXEC" -n 1 "$ZEROPP" train "$work/deck.toml" "${big[@]}" : \

@@ -102,6 +102,23 @@ TEST_CASE("bad decks and flags give one line naming the file, key and value", "[
   CHECK_THAT(error_of(ok, {"--model.n_layer=99999999999"}), Catch::Contains("out of range"));
 }
 
+TEST_CASE("train.device and train.tf32: the choices and the rules between keys", "[config]") {
+  const auto ok = write_deck("device.toml", "");
+  CHECK(load_config(ok, {}).train.device == "host");
+  CHECK_THAT(error_of(ok, {"--train.device=gpu"}),
+             Catch::Contains("train.device = \"gpu\"") && Catch::Contains("\"host\" or \"cuda\""));
+  // Validation is about the deck: a CUDA build or a device is checked when a run starts.
+  CHECK(error_of(ok, {"--train.device=cuda"}).empty());  // comm.backend auto: nccl or staged mpi
+  CHECK(error_of(ok, {"--train.device=cuda", "--comm.backend=nccl"}).empty());
+  CHECK_THAT(
+      error_of(ok, {"--train.device=cuda", "--comm.backend=mpi"}),
+      Catch::Contains("comm.device_staging = false") && Catch::Contains("comm.backend = \"mpi\" needs true"));
+  CHECK(error_of(ok, {"--train.device=cuda", "--comm.backend=mpi", "--comm.device_staging=true"}).empty());
+  CHECK_THAT(error_of(ok, {"--train.tf32=true"}),
+             Catch::Contains("train.tf32 = true") && Catch::Contains("needs train.device = \"cuda\""));
+  CHECK(error_of(ok, {"--train.tf32=true", "--train.device=cuda"}).empty());
+}
+
 TEST_CASE("edit distance and the closest key", "[config]") {
   CHECK(edit_distance("", "") == 0);
   CHECK(edit_distance("abc", "") == 3);

@@ -40,6 +40,15 @@ TEST_CASE("device_for_local_rank: one GPU per local rank, clear errors otherwise
   REQUIRE_THROWS_AS(zc::device_for_local_rank(-1, 2, 4), zc::DeviceError);
 }
 
+TEST_CASE("device_for_local_rank shared (comm.device_staging): ranks wrap around the devices",
+          "[cuda-host]") {
+  REQUIRE(zc::device_for_local_rank(1, 2, 1, true) == 0);  // gpu-check part 3: 2 x 2 ranks on one GPU
+  REQUIRE(zc::device_for_local_rank(3, 4, 2, true) == 1);
+  REQUIRE(zc::device_for_local_rank(2, 4, 8, true) == 2);  // enough devices: the unshared choice
+  REQUIRE_THROWS_AS(zc::device_for_local_rank(0, 1, 0, true), zc::DeviceError);
+  REQUIRE_THROWS_AS(zc::device_for_local_rank(2, 2, 1, true), zc::DeviceError);
+}
+
 TEST_CASE("select_device: a DeviceError naming the rank when CUDA is unusable", "[cuda-host]") {
   const int n = zc::device_count();
   if (n == 0) {

@@ -10,7 +10,8 @@
 #  2. the same signal sent by Slurm itself: --time=1 --signal=B:USR1@50 (no
 #     requeue: ZEROPP_MAX_REQUEUES=0);
 #  3. jobs/slurm/train-gpu.sbatch on two stand-in GPUs (--gpus-per-node=2,
-#     srun --gpus-per-task=1 --cpu-bind=cores): the job runs to the end;
+#     srun --gpus-per-task=1 --gpu-bind=none --cpu-bind=cores, --train.device=cuda
+#     overridden by --train.device=host: the GPUs are not real): the job runs to the end;
 #  4. jobs/pbs/train.pbs through Slurm's PBS wrappers (qsub, qstat from
 #     slurm-wlm-torque; sbatch reads the #PBS lines): --train.max_runtime
 #     computed from the walltime, the stop with a checkpoint, the resubmission
@@ -150,12 +151,13 @@ fi
 
 # 3. The GPU variant on stand-in GPUs.
 gjob=$("${sub[@]}" --output="$work/gpu-%j.out" --gpus-per-node=2 --cpus-per-task=1 jobs/slurm/train-gpu.sbatch \
-  inputs/default.toml "${slow[@]}" --log.every=5 --train.steps=10 --train.out_dir="$work/gpu") || bad "sbatch (GPU) failed"
+  inputs/default.toml "${slow[@]}" --log.every=5 --train.steps=10 --train.out_dir="$work/gpu" --train.device=host) ||
+  bad "sbatch (GPU) failed"
 if [[ -n $gjob ]] && wait_for 60 "GPU job $gjob to end" ended "$gjob"; then
   glog=$work/gpu-$gjob.out
-  if state_is "$gjob" COMPLETED && in_log "$glog" 'srun --mpi=pmi2 .*--cpu-bind=cores --gpus-per-task=1' &&
+  if state_is "$gjob" COMPLETED && in_log "$glog" 'srun --mpi=pmi2 .*--cpu-bind=cores --gpus-per-task=1 --gpu-bind=none .* --train.device=cuda ' &&
     in_log "$glog" '^step 10/10 '; then
-    ok "train-gpu.sbatch: --gpus-per-node=2, 2 ranks, srun --cpu-bind=cores --gpus-per-task=1: completed"
+    ok "train-gpu.sbatch: --gpus-per-node=2, 2 ranks, srun --cpu-bind=cores --gpus-per-task=1 --gpu-bind=none, --train.device=cuda (overridden: host): completed"
   else bad "train-gpu.sbatch did not complete ($(field "$gjob" JobState) $(field "$gjob" ExitCode))"; fi
 fi
 
