@@ -122,7 +122,7 @@ class Decoder : public Model<T> {
   }
   // The loss weights of the last forward's BT tokens, copied to the device
   // (a mismatch is a caller's bug).
-  CVec<T> weights(int64_t BT) const {
+  CVec<T> weights(int64_t BT) {
     if (int64_t(this->loss_weights_.size()) != BT)
       fatal(
           "Decoder::weights", __FILE__, __LINE__,

@@ -80,10 +80,10 @@ class Model {
   // first, the engine keeps it gathered across the two.
   virtual std::vector<int> unit_schedule(Pass pass) const = 0;
 
-  // Runs B×Tn tokens (B <= max B, Tn <= Tmax; tokens and targets in device
-  // memory, as every view: the engine copies them there). With targets (B×Tn), returns
-  // the mean cross-entropy; without (empty), returns 0 and leaves the
-  // next-token probabilities for probs(). Keeps what backward needs.
+  // Runs B×Tn tokens (B <= max B, Tn <= Tmax), in device memory like every
+  // view (the engine copies them there). With targets (B×Tn), returns the
+  // mean cross-entropy; without (empty), returns 0 and leaves the next-token
+  // probabilities for probs(). Keeps what backward needs.
   virtual double forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int Tn, UnitSource<T>& src) = 0;
 
   // Backward of the last forward (which must have had targets). dloss
