@@ -3,15 +3,17 @@
 // ZEROPP_POISON_HOST_ACCESS=1, so the model's activations, its KV cache and
 // the weights, gradients and tokens handed to it all live in the PROT_NONE
 // arena (kernels/device_memory.hpp) and any host access faults. One training
-// step (forward, backward) with plain and weighted losses and a decode step,
-// for both families, must run through and give what the same step on host
-// weights gives.
+// step (forward, backward) with plain and weighted losses, a decode step and
+// greedy generation (src/app/generate.cpp, training's sample), for both
+// families, must run through and give what the same work on host weights or
+// without the cache gives.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
 
 #include "core/full_weights.hpp"
 #include "kernels/device_buffer.hpp"
+#include "src/app/generate.hpp"
 #include "src/models/model.hpp"
 
 using namespace zeropp;
@@ -111,5 +113,19 @@ TEST_CASE("a training step and a decode step touch the model's buffers only thro
         CHECK(p == Approx(probs[size_t((b * Tn + Tn - 1) * V + v)]).margin(1e-5));
       }
     }
+
+    // Generation: tokens in, logits out, with the cache and without.
+    SamplingRule greedy;
+    greedy.temperature = 0;
+    const PassRunner run = [&dev](const std::function<void(UnitSource<float>&)>& f) { f(dev); };
+    const std::vector<std::vector<int32_t>> prompts = {{1, 2, 3}, {4}};
+    std::vector<std::vector<int32_t>> got[2];
+    for (const Decoding mode : {Decoding::KVCache, Decoding::Recompute}) {
+      CoinStream coins(1);
+      got[mode == Decoding::KVCache] = generate(
+          *model, run, prompts, 3, greedy, coins, [](int, int32_t) {}, mode);
+    }
+    CHECK(got[0] == got[1]);
+    CHECK(got[1][0].size() == 3);
   }
 }
