@@ -4,7 +4,8 @@
 // the weights, gradients and tokens handed to it all live in the PROT_NONE
 // arena (kernels/device_memory.hpp) and any host access faults. One training
 // step (forward, backward) with plain and weighted losses, a decode step and
-// greedy generation (src/app/generate.cpp, training's sample), for both
+// greedy generation (src/app/generate.cpp, training's sample) and rlhf's
+// completion log-probabilities (src/app/rollout.cpp), for both
 // families, must run through and give what the same work on host weights or
 // without the cache gives.
 #include <catch2/catch.hpp>
@@ -14,6 +15,7 @@
 #include "core/full_weights.hpp"
 #include "kernels/device_buffer.hpp"
 #include "src/app/generate.hpp"
+#include "src/app/rollout.hpp"
 #include "src/models/model.hpp"
 
 using namespace zeropp;
@@ -100,6 +102,19 @@ TEST_CASE("a training step and a decode step touch the model's buffers only thro
     model->forward(tokens.view(), CVec<int32_t>(), B, Tn, dev);
     std::vector<float> probs(size_t(BT) * V);
     copy_to_host(model->probs(), probs.data());
+    {  // rlhf's log-probabilities of completions [Tp = 2, Tc = 4] read them too
+      const int Tp = 2, Tc = 4, S = Tp + Tc;
+      std::vector<int32_t> seqs;
+      for (int b = 0; b < B; ++b) {
+        seqs.insert(seqs.end(), tok.begin() + b * Tn, tok.begin() + (b + 1) * Tn);
+        seqs.push_back(int32_t(b));
+      }
+      const std::vector<double> lp = completion_log_probs(model->probs(), seqs, B, Tp, Tc);
+      for (int b = 0; b < B; ++b)
+        for (int t = 0; t < Tc; ++t)
+          CHECK(lp[size_t(b * Tc + t)] ==
+                Approx(std::log(probs[size_t((b * Tn + Tp + t - 1) * V + seqs[size_t(b * S + Tp + t)])])));
+    }
     model->decode_reset(B);
     const CVec<float> logits = model->decode(tokens.view(), B, Tn, 0, dev);
     std::vector<float> l(size_t(B) * V);
