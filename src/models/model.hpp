@@ -93,8 +93,8 @@ class Model {
 
   // Probabilities [B, Tn, V] after a forward without targets (the buffer for
   // them is allocated by the first such forward and counted in decode_bytes()),
-  // in device memory: a host reader copies them (copy_to_host). Generation
-  // and rlhf, which read them, run on the host only.
+  // in device memory: a host reader copies them (copy_to_host, as
+  // src/app/generate.cpp and rollout.cpp do).
   virtual CVec<T> probs() const = 0;
 
   // Generation with a KV cache. decode_reset(B) starts B <= Bmax new
