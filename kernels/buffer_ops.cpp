@@ -1,8 +1,10 @@
 #include "kernels/buffer_ops.hpp"
 
+#include <string>
 #include <type_traits>
 
 #include "kernels/device_context.hpp"
+#include "src/base/errors.hpp"
 
 #ifdef ZEROPP_HAVE_CUDA
 #include "kernels/cuda/buffer_ops.hpp"
@@ -80,6 +82,35 @@ double dot(CVec<T> w, CVec<T> x) {
   return s;
 }
 
+// No CUDA twins yet: with a device context installed these refuse.
+template <class T>
+void axpy(Vec<T> y, CVec<T> x, T a) {
+  if (device_context()) no_device_twin("axpy");
+  if (y.size() != x.size())
+    fatal("axpy", __FILE__, __LINE__,
+          "y has " + std::to_string(y.size()) + " elements, x " + std::to_string(x.size()));
+  Kokkos::parallel_for(
+      "buffer_axpy", Range(0, int64_t(y.size())), KOKKOS_LAMBDA(int64_t i) { y(i) += a * x(i); });
+}
+
+template <class T>
+void copy_rows(Vec<T> dst, int64_t dst_stride, CVec<T> src, int64_t src_stride, int64_t rows, int64_t width) {
+  if (device_context()) no_device_twin("copy_rows");
+  if (rows == 0) return;
+  const auto span = [&](int64_t stride) { return (rows - 1) * stride + width; };
+  if (int64_t(dst.size()) < span(dst_stride) || int64_t(src.size()) < span(src_stride))
+    fatal("copy_rows", __FILE__, __LINE__,
+          std::to_string(rows) + " rows of " + std::to_string(width) + " need " +
+              std::to_string(span(dst_stride)) + " and " + std::to_string(span(src_stride)) +
+              " elements; the views have " + std::to_string(dst.size()) + " and " +
+              std::to_string(src.size()));
+  Kokkos::parallel_for(
+      "buffer_copy_rows", Range(0, rows * width), KOKKOS_LAMBDA(int64_t k) {
+        const int64_t r = k / width, i = k % width;
+        dst(r * dst_stride + i) = src(r * src_stride + i);
+      });
+}
+
 template void fill<float>(Vec<float>, float);
 template void fill<double>(Vec<double>, double);
 template void fill<int32_t>(Vec<int32_t>, int32_t);
@@ -94,5 +125,9 @@ template double sum<float>(CVec<float>);
 template double sum<double>(CVec<double>);
 template double dot<float>(CVec<float>, CVec<float>);
 template double dot<double>(CVec<double>, CVec<double>);
+template void axpy<float>(Vec<float>, CVec<float>, float);
+template void axpy<double>(Vec<double>, CVec<double>, double);
+template void copy_rows<float>(Vec<float>, int64_t, CVec<float>, int64_t, int64_t, int64_t);
+template void copy_rows<double>(Vec<double>, int64_t, CVec<double>, int64_t, int64_t, int64_t);
 
 }  // namespace zeropp

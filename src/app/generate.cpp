@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "kernels/device_buffer.hpp"
 #include "src/base/errors.hpp"
 
 namespace zeropp {
@@ -24,8 +25,8 @@ void check_generation_fits(const std::vector<std::vector<int32_t>>& prompts, int
 namespace {
 // Host copy of n values of a device view, appended to out.
 void append_host(std::vector<float>& out, const float* p, int64_t n) {
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), CVec<float>(p, n));
-  out.insert(out.end(), h.data(), h.data() + n);
+  out.resize(out.size() + size_t(n));
+  copy_to_host(CVec<float>(p, n), out.data() + out.size() - size_t(n));
 }
 }  // namespace
 
@@ -42,8 +43,8 @@ std::vector<std::vector<int32_t>> generate(Model<float>& model, const PassRunner
   std::vector<std::vector<int32_t>> out(static_cast<size_t>(B)), seqs(static_cast<size_t>(B));
   for (int b = 0; b < B; ++b)
     seqs[size_t(b)].assign(prompts[size_t(b)].begin(), prompts[size_t(b)].begin() + long(shortest));
-  Buf<int32_t> feed("generate_tokens", size_t(B) * (longest + size_t(max_new)));
-  auto hfeed = Kokkos::create_mirror_view(feed);
+  Buffer<int32_t> feed("generate_tokens", int64_t(B) * int64_t(longest + size_t(max_new)));
+  std::vector<int32_t> hfeed(static_cast<size_t>(feed.size()));
   if (mode == Decoding::KVCache) model.decode_reset(B);
   int pos = 0, Tn = int(shortest);
   std::vector<float> logits;
@@ -51,8 +52,9 @@ std::vector<std::vector<int32_t>> generate(Model<float>& model, const PassRunner
     // The KV cache needs only the new tokens; recomputing feeds them all.
     const int from = mode == Decoding::KVCache ? pos : 0, n = pos + Tn - from;
     for (int b = 0; b < B; ++b)
-      for (int t = 0; t < n; ++t) hfeed(int64_t(b) * n + t) = seqs[size_t(b)][size_t(from + t)];
-    Kokkos::deep_copy(feed, hfeed);
+      for (int t = 0; t < n; ++t)
+        hfeed[size_t(b) * size_t(n) + size_t(t)] = seqs[size_t(b)][size_t(from + t)];
+    copy_to_device(hfeed.data(), feed.view(0, int64_t(B) * n));
     const CVec<int32_t> tokens(feed.data(), int64_t(B) * n);
     logits.clear();
     run([&](UnitSource<float>& src) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/device_memory.hpp"
+
 namespace zeropp {
 
 std::vector<int32_t> sample_completions(Model<float>& model, const PassRunner& run,
@@ -27,7 +29,8 @@ std::vector<int32_t> sample_completions(Model<float>& model, const PassRunner& r
 std::vector<double> completion_log_probs(CVec<float> p, const std::vector<int32_t>& seqs, int B, int Tp,
                                          int Tc) {
   const int S = Tp + Tc, Tn = S - 1;
-  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p);
+  std::vector<float> h(p.size());  // the probabilities are in device memory
+  copy_to_host(p, h.data());
   const int64_t V = p.size() / (int64_t(B) * Tn);
   std::vector<double> out(size_t(B) * Tc);
   for (int b = 0; b < B; ++b)
@@ -35,7 +38,7 @@ std::vector<double> completion_log_probs(CVec<float> p, const std::vector<int32_
       const int pos = Tp + t - 1;  // the input position whose output predicts token Tp + t
       const int32_t tok = seqs[size_t(b) * S + Tp + t];
       // A probability that underflowed to 0 would make the KL infinite: floor it at 1e-30.
-      const double pt = double(h(int64_t(b) * Tn * V + int64_t(pos) * V + tok));
+      const double pt = double(h[size_t(int64_t(b) * Tn * V + int64_t(pos) * V + tok)]);
       out[size_t(b) * Tc + t] = std::log(std::max(pt, 1e-30));
     }
   return out;

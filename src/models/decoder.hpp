@@ -4,6 +4,10 @@
 // the probabilities left by a forward without targets, and the initialisation
 // (N(0, 0.02), residual-stream projections N(0, 0.02/sqrt(2L)), as each
 // family's layout marks them). Each family adds its passes and buffers.
+// Every buffer is a Buffer<T> (device memory when a device context is
+// installed, kernels/device_context.hpp): the decoders touch them only through
+// kernels, buffer operations and copy_to_device, and read a value on the host
+// only where they return one (the loss, through sum or dot).
 #pragma once
 
 #include <cmath>
@@ -48,7 +52,7 @@ class Decoder : public Model<T> {
     dec_B_ = B;
   }
   int64_t decode_bytes() const override {
-    return (cache_ ? cache_->bytes() + dec_->bytes() : 0) + int64_t(probs_.size() * sizeof(T));
+    return (cache_ ? cache_->bytes() + dec_->bytes() : 0) + probs_.bytes();
   }
 
  protected:
@@ -59,12 +63,13 @@ class Decoder : public Model<T> {
         layout_(desc_.layout),
         Bmax_(B),
         Tmax_(Tmax),
-        tokens_("tokens", size_t(B) * Tmax),
-        targets_("targets", size_t(B) * Tmax),
+        tokens_("tokens", int64_t(B) * Tmax),
+        targets_("targets", int64_t(B) * Tmax),
         chunk_rows_(int(lm_head_chunk_rows(int64_t(B) * Tmax, cfg.vocab_size))),
-        logits_("logits", size_t(chunk_rows_) * cfg.vocab_size),
-        head_grad_("head_grad", size_t(cfg.vocab_size) * cfg.n_embd),
-        losses_("losses", size_t(B) * Tmax) {}
+        logits_("logits", int64_t(chunk_rows_) * cfg.vocab_size),
+        head_grad_("head_grad", int64_t(cfg.vocab_size) * cfg.n_embd),
+        losses_("losses", int64_t(B) * Tmax),
+        loss_weights_dev_("loss_weights", int64_t(B) * Tmax) {}
   // Records B×Tn for backward() and probs() and keeps the tokens (and the
   // targets, when given) in the family's buffers; whether targets were given.
   bool begin_forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int Tn) {
@@ -84,14 +89,15 @@ class Decoder : public Model<T> {
     const int C = cfg_.n_embd, V = cfg_.vocab_size;
     const int64_t BT = int64_t(B_) * Tn_;
     CVec<T> w = decoder::P(src.acquire(unit), layout_.units[size_t(unit)].params[0]);
+    CVec<T> lw;  // the loss weights on the device (empty: none)
     head_pending_ = with_targets && this->backward_follows_;
     if (!with_targets) {
-      if (probs_.size() == 0) probs_ = Buf<T>("probs", size_t(Bmax_) * Tmax_ * V);
+      if (probs_.size() == 0) probs_ = Buffer<T>("probs", int64_t(Bmax_) * Tmax_ * V);
       const Vec<T> probs = decoder::at(probs_, 0, BT * V);
       matmul_forward<T>(probs, x, w, CVec<T>(), int(BT), C, V, Trans::T, this->prec_);
       softmax_crossentropy_forward<T>(probs, decoder::at(losses_, 0, BT), probs, CVec<int32_t>(), int(BT), V);
     } else {
-      const CVec<T> lw = this->loss_weights_.empty() ? CVec<T>() : weights(BT);
+      lw = this->loss_weights_.empty() ? CVec<T>() : weights(BT);
       lm_head_loss<T>(head_pending_ ? dx : Vec<T>(),
                       head_pending_ ? decoder::at(head_grad_, 0, int64_t(V) * C) : Vec<T>(),
                       decoder::at(losses_, 0, BT), decoder::at(logits_, 0, int64_t(chunk_rows_) * V), x, w,
@@ -99,8 +105,7 @@ class Decoder : public Model<T> {
     }
     src.release(unit);
     if (!with_targets) return 0.0;
-    return this->loss_weights_.empty() ? decoder::mean_loss(losses_, BT)
-                                       : decoder::weighted_mean_loss(losses_, weights(BT), BT);
+    return lw.size() == 0 ? decoder::mean_loss(losses_, BT) : decoder::weighted_mean_loss(losses_, lw, BT);
   }
   // Starts a backward: scales the head's input gradient dx (head_and_loss's)
   // by dloss and adds dloss times the head's weight gradient into
@@ -111,17 +116,19 @@ class Decoder : public Model<T> {
             "backward without a forward with targets that prepared it (Model::set_backward_follows)");
     head_pending_ = false;
     const int64_t n = int64_t(cfg_.vocab_size) * cfg_.n_embd;
-    decoder::scale(dx, dloss);
-    decoder::add_scaled(decoder::G(src.grad(unit), layout_.units[size_t(unit)].params[0]),
-                        CVec<T>(head_grad_.data(), n), dloss);
+    scale(dx, dloss);
+    axpy(decoder::G(src.grad(unit), layout_.units[size_t(unit)].params[0]), CVec<T>(head_grad_.data(), n),
+         dloss);
   }
-  // The loss weights of the last forward's BT tokens (a mismatch is a caller's bug).
-  CVec<T> weights(int64_t BT) const {
+  // The loss weights of the last forward's BT tokens, copied to the device
+  // (a mismatch is a caller's bug).
+  CVec<T> weights(int64_t BT) {
     if (int64_t(this->loss_weights_.size()) != BT)
       fatal(
           "Decoder::weights", __FILE__, __LINE__,
           std::to_string(this->loss_weights_.size()) + " loss weights for " + std::to_string(BT) + " tokens");
-    return CVec<T>(this->loss_weights_.data(), BT);
+    copy_to_device(this->loss_weights_.data(), loss_weights_dev_.view(0, BT));
+    return CVec<T>(loss_weights_dev_.data(), BT);
   }
   // The widths of the family's two MLP activations per token (decode scratch).
   virtual std::pair<int, int> mlp_widths() const = 0;
@@ -179,19 +186,20 @@ class Decoder : public Model<T> {
   int dec_alloc_B_ = 0;    // sequences the cache and its scratch hold
   std::unique_ptr<KVCache<T>> cache_;
   std::unique_ptr<DecodeScratch<T>> dec_;
-  Buf<int32_t> tokens_, targets_;  // the last forward's, for its backward
-  int chunk_rows_;                 // rows of the LM head's chunks (lm_head_chunk_rows)
-  Buf<T> logits_;                  // [chunk_rows_, V]: one chunk's logits, probabilities, dlogits
-  Buf<T> head_grad_;               // [V, C]: the head's weight gradient, from the forward to the backward
-  Buf<T> losses_;                  // [B, T]
-  Buf<T> probs_;                   // [B, T, V] after a forward without targets (allocated by the first)
-  bool head_pending_ = false;      // the last forward ran the head's backward
+  Buffer<int32_t> tokens_, targets_;  // the last forward's, for its backward
+  int chunk_rows_;                    // rows of the LM head's chunks (lm_head_chunk_rows)
+  Buffer<T> logits_;                  // [chunk_rows_, V]: one chunk's logits, probabilities, dlogits
+  Buffer<T> head_grad_;               // [V, C]: the head's weight gradient, from the forward to the backward
+  Buffer<T> losses_;                  // [B, T]
+  Buffer<T> loss_weights_dev_;        // [B, T]: Model::loss_weights_ on the device, while set
+  Buffer<T> probs_;                   // [B, T, V] after a forward without targets (allocated by the first)
+  bool head_pending_ = false;         // the last forward ran the head's backward
 
   // Bytes of the buffers above allocated at construction, part of each
   // family's activation_bytes() (probs_ is decode_bytes()'s).
   int64_t own_bytes() const {
-    return int64_t((logits_.size() + head_grad_.size() + losses_.size()) * sizeof(T) +
-                   (tokens_.size() + targets_.size()) * sizeof(int32_t));
+    return logits_.bytes() + head_grad_.bytes() + losses_.bytes() + loss_weights_dev_.bytes() +
+           tokens_.bytes() + targets_.bytes();
   }
 };
 

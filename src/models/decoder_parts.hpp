@@ -1,13 +1,15 @@
 // Small pieces the decoders in src/models share: views into activation
 // buffers, a parameter's part of its unit's flat buffer, the tokens a
-// forward keeps for its backward, the (weighted) mean of the per-token
-// losses and the scaling of gradients by the loss scale.
+// forward keeps for its backward and the (weighted) mean of the per-token
+// losses. Everything here goes through kernels and buffer operations: the
+// buffers may live on a GPU (kernels/device_context.hpp).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "kernels/common.hpp"
+#include "kernels/device_buffer.hpp"
 #include "src/models/model.hpp"
 #include "src/models/param_layout.hpp"
 
@@ -15,13 +17,13 @@ namespace zeropp::decoder {
 
 // Elements [off, off+n) of an activation buffer.
 template <class T>
-Vec<T> at(const Buf<T>& b, int64_t off, int64_t n) {
-  return Vec<T>(b.data() + off, n);
+Vec<T> at(const Buffer<T>& b, int64_t off, int64_t n) {
+  return b.view(off, n);
 }
 
 template <class T>
 void zero(const Vec<T>& v) {
-  Kokkos::deep_copy(v, T(0));
+  fill(v, T(0));
 }
 
 // Parameter p's weights (P) or gradient (G) within its unit's full buffer.
@@ -34,14 +36,13 @@ Vec<T> G(const Vec<T>& g, const ParamSpec& p) {
   return Vec<T>(g.data() + p.offset, p.numel);
 }
 
-// Copies BT tokens (and targets, when given) into the model's buffers;
-// whether targets were given.
-inline bool keep_tokens(const Buf<int32_t>& tokens_out, const Buf<int32_t>& targets_out, CVec<int32_t> tokens,
-                        CVec<int32_t> targets, int64_t BT) {
-  using Unmanaged = Kokkos::View<int32_t*, MemSpace, Kokkos::MemoryUnmanaged>;
-  Kokkos::deep_copy(Unmanaged(tokens_out.data(), BT), tokens);
+// Copies BT tokens (and targets, when given), device memory like every
+// view a model is handed, into the model's buffers; whether targets were given.
+inline bool keep_tokens(const Buffer<int32_t>& tokens_out, const Buffer<int32_t>& targets_out,
+                        CVec<int32_t> tokens, CVec<int32_t> targets, int64_t BT) {
+  copy(tokens_out.view(0, BT), tokens);
   if (targets.size() == 0) return false;
-  Kokkos::deep_copy(Unmanaged(targets_out.data(), BT), targets);
+  copy(targets_out.view(0, BT), targets);
   return true;
 }
 
@@ -63,37 +64,16 @@ void finish_backward(UnitSource<T>& src, int u) {
   src.release(u);
 }
 
-// Mean of losses[0 .. BT).
+// Mean of losses[0 .. BT) (a value the host needs: buffer_ops' sum waits for the device).
 template <class T>
-double mean_loss(const Buf<T>& losses, int64_t BT) {
-  double sum = 0;
-  Kokkos::parallel_reduce(
-      "mean_loss", Range(0, BT), KOKKOS_LAMBDA(int64_t i, double& acc) { acc += double(losses(i)); }, sum);
-  return sum / double(BT);
+double mean_loss(const Buffer<T>& losses, int64_t BT) {
+  return sum(CVec<T>(losses.data(), BT)) / double(BT);
 }
 
-// sum_n w[n]·losses[n] / BT over [0 .. BT).
+// sum_n w[n]·losses[n] / BT over [0 .. BT) (w on the device).
 template <class T>
-double weighted_mean_loss(const Buf<T>& losses, CVec<T> w, int64_t BT) {
-  double sum = 0;
-  Kokkos::parallel_reduce(
-      "weighted_mean_loss", Range(0, BT),
-      KOKKOS_LAMBDA(int64_t i, double& acc) { acc += double(w(i)) * double(losses(i)); }, sum);
-  return sum / double(BT);
-}
-
-// x *= a.
-template <class T>
-void scale(const Vec<T>& x, T a) {
-  Kokkos::parallel_for(
-      "decoder_scale", Range(0, int64_t(x.size())), KOKKOS_LAMBDA(int64_t i) { x(i) *= a; });
-}
-
-// y += a·x.
-template <class T>
-void add_scaled(const Vec<T>& y, CVec<T> x, T a) {
-  Kokkos::parallel_for(
-      "decoder_add_scaled", Range(0, int64_t(y.size())), KOKKOS_LAMBDA(int64_t i) { y(i) += a * x(i); });
+double weighted_mean_loss(const Buffer<T>& losses, CVec<T> w, int64_t BT) {
+  return dot(w, CVec<T>(losses.data(), BT)) / double(BT);
 }
 
 }  // namespace zeropp::decoder

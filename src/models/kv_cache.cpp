@@ -1,43 +1,38 @@
 #include "src/models/kv_cache.hpp"
 
-#include <string>
-
 namespace zeropp {
 
 template <class T>
 KVCache<T>::KVCache(int L, int Bmax, int Tmax_, int C_) : Tmax(Tmax_), C(C_) {
   for (int l = 0; l < L; ++l) {
-    k.emplace_back("kcache", size_t(Bmax) * Tmax * C);
-    v.emplace_back("vcache", size_t(Bmax) * Tmax * C);
+    k.emplace_back("kcache", int64_t(Bmax) * Tmax * C);
+    v.emplace_back("vcache", int64_t(Bmax) * Tmax * C);
   }
 }
 
 template <class T>
 void KVCache<T>::append(int l, CVec<T> qkv, int B, int Tn, int pos) {
-  T* kd = k[size_t(l)].data();
-  T* vd = v[size_t(l)].data();
-  const T* src = qkv.data();
-  const int64_t c = C, tmax = Tmax;
-  Kokkos::parallel_for(
-      "kv_append", Range(0, int64_t(B) * Tn * c), KOKKOS_LAMBDA(const int64_t i) {
-        const int64_t bt = i / c, ch = i % c, b = bt / Tn, t = bt % Tn;
-        const int64_t dst = (b * tmax + pos + t) * c + ch;
-        kd[dst] = src[bt * 3 * c + c + ch];
-        vd[dst] = src[bt * 3 * c + 2 * c + ch];
-      });
+  // Sequence b's Tn rows: strided 3C apart in qkv, C apart from position pos in the cache.
+  const int64_t c = C, src_len = int64_t(qkv.size());
+  for (int b = 0; b < B; ++b) {
+    const int64_t src = int64_t(b) * Tn * 3 * c, dst = (int64_t(b) * Tmax + pos) * c;
+    copy_rows(k[size_t(l)].view(dst), c, CVec<T>(qkv.data() + src + c, src_len - src - c), 3 * c, Tn, c);
+    copy_rows(v[size_t(l)].view(dst), c, CVec<T>(qkv.data() + src + 2 * c, src_len - src - 2 * c), 3 * c, Tn,
+              c);
+  }
 }
 
 template <class T>
 int64_t KVCache<T>::bytes() const {
   int64_t n = 0;
-  for (size_t l = 0; l < k.size(); ++l) n += int64_t(k[l].size() + v[l].size());
-  return n * int64_t(sizeof(T));
+  for (size_t l = 0; l < k.size(); ++l) n += k[l].bytes() + v[l].bytes();
+  return n;
 }
 
 template <class T>
 DecodeScratch<T>::DecodeScratch(int Bmax, int Tmax, int C, int NH, int H1, int H2, int V) {
   const int64_t BT = int64_t(Bmax) * Tmax;
-  auto buf = [](const char* name, int64_t n) { return Buf<T>(std::string(name), size_t(n)); };
+  auto buf = [](const char* name, int64_t n) { return Buffer<T>(name, n); };
   x = buf("dec_x", BT * C);
   x2 = buf("dec_x2", BT * C);
   norm = buf("dec_norm", BT * C);
@@ -60,28 +55,15 @@ DecodeScratch<T>::DecodeScratch(int Bmax, int Tmax, int C, int NH, int H1, int H
 template <class T>
 int64_t DecodeScratch<T>::bytes() const {
   int64_t n = 0;
-  for (const Buf<T>* b : {&x, &x2, &norm, &mean, &rstd, &qkv, &qkv2, &atty, &proj, &hid1, &hid2, &att, &last,
-                          &last_norm, &last_mean, &last_rstd, &logits})
-    n += int64_t(b->size());
-  return n * int64_t(sizeof(T));
-}
-
-template <class T>
-void take_last_rows(Vec<T> out, CVec<T> x, int B, int Tn, int C) {
-  T* o = out.data();
-  const T* in = x.data();
-  Kokkos::parallel_for(
-      "take_last_rows", Range(0, int64_t(B) * C), KOKKOS_LAMBDA(const int64_t i) {
-        const int64_t b = i / C, c = i % C;
-        o[i] = in[(b * Tn + Tn - 1) * C + c];
-      });
+  for (const Buffer<T>* b : {&x, &x2, &norm, &mean, &rstd, &qkv, &qkv2, &atty, &proj, &hid1, &hid2, &att,
+                             &last, &last_norm, &last_mean, &last_rstd, &logits})
+    n += b->bytes();
+  return n;
 }
 
 template struct KVCache<float>;
 template struct KVCache<double>;
 template struct DecodeScratch<float>;
 template struct DecodeScratch<double>;
-template void take_last_rows<float>(Vec<float>, CVec<float>, int, int, int);
-template void take_last_rows<double>(Vec<double>, CVec<double>, int, int, int);
 
 }  // namespace zeropp

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/common.hpp"
+#include "kernels/device_buffer.hpp"
 
 namespace zeropp {
 
@@ -15,7 +16,7 @@ template <class T>
 struct KVCache {
   int Tmax = 0, C = 0;
   // Per layer [B, Tmax, C] (B of the largest decode_reset): sequence b's position t at (b*Tmax + t)*C.
-  std::vector<Buf<T>> k, v;
+  std::vector<Buffer<T>> k, v;
 
   KVCache(int L, int Bmax, int Tmax, int C);
   // Copies the keys and values of qkv [B,Tn,3C] (k = [C:2C], v = [2C:3C]) to
@@ -28,8 +29,8 @@ struct KVCache {
 // H1 and H2 are the family's MLP widths (GPT-2: 4C and 4C; LLaMA: 2F and F).
 template <class T>
 struct DecodeScratch {
-  Buf<T> x, x2, norm, mean, rstd, qkv, qkv2, atty, proj, hid1, hid2, att;  // [Bmax·Tmax, ...]
-  Buf<T> last, last_norm, last_mean, last_rstd, logits;                    // [Bmax, C] / [Bmax, V]
+  Buffer<T> x, x2, norm, mean, rstd, qkv, qkv2, atty, proj, hid1, hid2, att;  // [Bmax·Tmax, ...]
+  Buffer<T> last, last_norm, last_mean, last_rstd, logits;                    // [Bmax, C] / [Bmax, V]
 
   DecodeScratch(int Bmax, int Tmax, int C, int NH, int H1, int H2, int V);
   int64_t bytes() const;
@@ -37,6 +38,9 @@ struct DecodeScratch {
 
 // Rows Tn-1, 2Tn-1, ... of x [B,Tn,C] (each sequence's last position) into out [B,C].
 template <class T>
-void take_last_rows(Vec<T> out, CVec<T> x, int B, int Tn, int C);
+void take_last_rows(Vec<T> out, CVec<T> x, int B, int Tn, int C) {
+  const int64_t row = int64_t(Tn) * C;
+  copy_rows(out, C, CVec<T>(x.data() + row - C, int64_t(x.size()) - (row - C)), row, B, C);
+}
 
 }  // namespace zeropp

@@ -80,9 +80,10 @@ class Model {
   // first, the engine keeps it gathered across the two.
   virtual std::vector<int> unit_schedule(Pass pass) const = 0;
 
-  // Runs B×Tn tokens (B <= max B, Tn <= Tmax). With targets (B×Tn), returns
-  // the mean cross-entropy; without (empty), returns 0 and leaves the
-  // next-token probabilities for probs(). Keeps what backward needs.
+  // Runs B×Tn tokens (B <= max B, Tn <= Tmax), in device memory like every
+  // view (the engine copies them there). With targets (B×Tn), returns the
+  // mean cross-entropy; without (empty), returns 0 and leaves the next-token
+  // probabilities for probs(). Keeps what backward needs.
   virtual double forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int Tn, UnitSource<T>& src) = 0;
 
   // Backward of the last forward (which must have had targets). dloss
@@ -91,20 +92,22 @@ class Model {
   virtual void backward(T dloss, UnitSource<T>& src) = 0;
 
   // Probabilities [B, Tn, V] after a forward without targets (the buffer for
-  // them is allocated by the first such forward and counted in decode_bytes()).
+  // them is allocated by the first such forward and counted in decode_bytes()),
+  // in device memory: a host reader copies them (copy_to_host, as
+  // src/app/generate.cpp and rollout.cpp do).
   virtual CVec<T> probs() const = 0;
 
   // Generation with a KV cache. decode_reset(B) starts B <= Bmax new
   // sequences with empty caches (the caches and their scratch, sized for
   // B×Tmax, are allocated by the first call and grown by one with a larger B;
   // decode_bytes() says how much, with probs()'s buffer).
-  // decode() then runs tokens [B, Tn] at positions pos..pos+Tn-1 of every
+  // decode() then runs tokens [B, Tn] (device memory) at positions pos..pos+Tn-1 of every
   // sequence (pos: the tokens decoded since the reset, the same for all B;
   // pos + Tn <= Tmax): a prompt's prefill is one call with Tn = its length,
   // each later token a call with Tn = 1. It appends every layer's keys and
   // values of the new tokens to the cache and returns the LOGITS [B, V] of
   // each sequence's last new position (the next token's, before softmax),
-  // valid until the next call. It acquires and releases units in
+  // in device memory like probs(), valid until the next call. It acquires and releases units in
   // unit_schedule(Pass::Forward) order, as forward() does, and computes the
   // same logits as forward() over all pos + Tn tokens would at those positions.
   virtual void decode_reset(int B) = 0;

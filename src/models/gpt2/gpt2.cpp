@@ -25,15 +25,15 @@ using namespace gpt2;  // BlockParam
 // Bmax×Tmax; a pass over B×Tn tokens uses the leading part of each buffer.
 template <class T>
 struct GPT<T>::Acts {
-  Buf<T> encoded;                                    // [B,T,C] residual stream into h.0
-  std::vector<Buf<T>> ln1, ln1_mean, ln1_rstd, qkv;  // per layer
-  std::vector<Buf<T>> atty, att, res2, ln2, ln2_mean, ln2_rstd, fch, fch_gelu, res3;
-  Buf<T> preatt, scratchC;  // forward scratch
-  Buf<T> lnf, lnf_mean, lnf_rstd;
+  Buffer<T> encoded;                                    // [B,T,C] residual stream into h.0
+  std::vector<Buffer<T>> ln1, ln1_mean, ln1_rstd, qkv;  // per layer
+  std::vector<Buffer<T>> atty, att, res2, ln2, ln2_mean, ln2_rstd, fch, fch_gelu, res3;
+  Buffer<T> preatt, scratchC;  // forward scratch
+  Buffer<T> lnf, lnf_mean, lnf_rstd;
   // backward scratch: dres the residual stream's gradient, dC each block's
   // [B,T,C] gradients in turn (dln2, datty, dln1), dlnf ln_f's output gradient
   // (written by the forward's LM head)
-  Buf<T> dres, dC, dlnf, dqkv, dfch, dgelu, dpreatt, datt;
+  Buffer<T> dres, dC, dlnf, dqkv, dfch, dgelu, dpreatt, datt;
 };
 
 template <class T>
@@ -41,7 +41,7 @@ GPT<T>::GPT(const ModelConfig& cfg, int B, int Tmax)
     : Decoder<T>(cfg, gpt2_description(cfg), B, Tmax), a_(std::make_unique<Acts>()) {
   const int64_t BT = int64_t(B) * Tmax, C = cfg.n_embd, NH = cfg.n_head;
   const int64_t att = int64_t(B) * NH * Tmax * Tmax;
-  auto buf = [](const char* name, int64_t n) { return Buf<T>(std::string(name), size_t(n)); };
+  auto buf = [](const char* name, int64_t n) { return Buffer<T>(name, n); };
   auto& a = *a_;
   a.encoded = buf("encoded", BT * C);
   for (int l = 0; l < cfg.n_layer; ++l) {
@@ -64,7 +64,7 @@ GPT<T>::GPT(const ModelConfig& cfg, int B, int Tmax)
   a.lnf = buf("lnf", BT * C);
   a.lnf_mean = buf("lnf_mean", BT);
   a.lnf_rstd = buf("lnf_rstd", BT);
-  for (Buf<T>* b : {&a.dres, &a.dC, &a.dlnf}) *b = buf("dC", BT * C);
+  for (Buffer<T>* b : {&a.dres, &a.dC, &a.dlnf}) *b = buf("dC", BT * C);
   a.dqkv = buf("dqkv", BT * 3 * C);
   a.dfch = buf("dfch", BT * 4 * C);
   a.dgelu = buf("dgelu", BT * 4 * C);
@@ -81,11 +81,11 @@ int64_t GPT<T>::activation_bytes() const {
   int64_t n = 0;
   for (const auto* layer : {&a.ln1, &a.ln1_mean, &a.ln1_rstd, &a.qkv, &a.atty, &a.att, &a.res2, &a.ln2,
                             &a.ln2_mean, &a.ln2_rstd, &a.fch, &a.fch_gelu, &a.res3})
-    for (const Buf<T>& b : *layer) n += int64_t(b.size());
-  for (const Buf<T>* b : {&a.encoded, &a.preatt, &a.scratchC, &a.lnf, &a.lnf_mean, &a.lnf_rstd, &a.dres,
-                          &a.dC, &a.dlnf, &a.dqkv, &a.dfch, &a.dgelu, &a.dpreatt, &a.datt})
-    n += int64_t(b->size());
-  return n * int64_t(sizeof(T)) + this->own_bytes();
+    for (const Buffer<T>& b : *layer) n += b.bytes();
+  for (const Buffer<T>* b : {&a.encoded, &a.preatt, &a.scratchC, &a.lnf, &a.lnf_mean, &a.lnf_rstd, &a.dres,
+                             &a.dC, &a.dlnf, &a.dqkv, &a.dfch, &a.dgelu, &a.dpreatt, &a.datt})
+    n += b->bytes();
+  return n + this->own_bytes();
 }
 
 template <class T>

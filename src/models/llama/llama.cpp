@@ -25,20 +25,20 @@ using namespace llama;  // BlockParam
 // Bmax×Tmax; a pass over B×Tn tokens uses the leading part of each buffer.
 template <class T>
 struct Llama<T>::Acts {
-  Buf<T> encoded;  // [B,T,C] residual stream into layers.0
-  std::vector<Buf<T>> xn1, rstd1, qkv, qkvr, atty, att, res2, xn2, rstd2, h, g, res3;  // per layer
-  Buf<T> preatt, scratchC, xnf, rstdf;
+  Buffer<T> encoded;  // [B,T,C] residual stream into layers.0
+  std::vector<Buffer<T>> xn1, rstd1, qkv, qkvr, atty, att, res2, xn2, rstd2, h, g, res3;  // per layer
+  Buffer<T> preatt, scratchC, xnf, rstdf;
   // backward scratch: dres the residual stream's gradient, dC each block's
   // [B,T,C] gradients in turn (dxn2, datty, dxn1), dxnf the final norm's
   // output gradient (written by the forward's LM head)
-  Buf<T> dres, dC, dxnf, dqkv, dqkvr, dh, dg, dpreatt, datt;
+  Buffer<T> dres, dC, dxnf, dqkv, dqkvr, dh, dg, dpreatt, datt;
 
-  std::vector<const Buf<T>*> all() const {
-    std::vector<const Buf<T>*> v;
+  std::vector<const Buffer<T>*> all() const {
+    std::vector<const Buffer<T>*> v;
     for (const auto* layer : {&xn1, &rstd1, &qkv, &qkvr, &atty, &att, &res2, &xn2, &rstd2, &h, &g, &res3})
-      for (const Buf<T>& b : *layer) v.push_back(&b);
-    for (const Buf<T>* b : {&encoded, &preatt, &scratchC, &xnf, &rstdf, &dres, &dC, &dxnf, &dqkv, &dqkvr, &dh,
-                            &dg, &dpreatt, &datt})
+      for (const Buffer<T>& b : *layer) v.push_back(&b);
+    for (const Buffer<T>* b : {&encoded, &preatt, &scratchC, &xnf, &rstdf, &dres, &dC, &dxnf, &dqkv, &dqkvr,
+                               &dh, &dg, &dpreatt, &datt})
       v.push_back(b);
     return v;
   }
@@ -51,7 +51,7 @@ Llama<T>::Llama(const ModelConfig& cfg, int B, int Tmax)
       a_(std::make_unique<Acts>()) {
   const int64_t BT = int64_t(B) * Tmax, C = cfg.n_embd, NH = cfg.n_head, F = F_;
   const int64_t att = int64_t(B) * NH * Tmax * Tmax;
-  auto buf = [](const char* name, int64_t n) { return Buf<T>(std::string(name), size_t(n)); };
+  auto buf = [](const char* name, int64_t n) { return Buffer<T>(name, n); };
   auto& a = *a_;
   a.encoded = buf("encoded", BT * C);
   for (int l = 0; l < cfg.n_layer; ++l) {
@@ -72,7 +72,7 @@ Llama<T>::Llama(const ModelConfig& cfg, int B, int Tmax)
   a.scratchC = buf("scratchC", BT * C);
   a.xnf = buf("xnf", BT * C);
   a.rstdf = buf("rstdf", BT);
-  for (Buf<T>* b : {&a.dres, &a.dC, &a.dxnf}) *b = buf("dC", BT * C);
+  for (Buffer<T>* b : {&a.dres, &a.dC, &a.dxnf}) *b = buf("dC", BT * C);
   a.dqkv = buf("dqkv", BT * 3 * C);
   a.dqkvr = buf("dqkv_rope", BT * 3 * C);
   a.dh = buf("dh", BT * 2 * F);
@@ -87,8 +87,8 @@ Llama<T>::~Llama() = default;
 template <class T>
 int64_t Llama<T>::activation_bytes() const {
   int64_t n = 0;
-  for (const Buf<T>* b : a_->all()) n += int64_t(b->size());
-  return n * int64_t(sizeof(T)) + this->own_bytes();
+  for (const Buffer<T>* b : a_->all()) n += b->bytes();
+  return n + this->own_bytes();
 }
 
 template <class T>

@@ -45,9 +45,9 @@ int64_t llama_activation_bytes(const ModelConfig& m, int B, int T) {
   // Per layer: xn1, qkv 3, qkv_rope 3, atty, res2, xn2, res3 (11·BTC), h 2F
   // and g F, two rstds (2·BT) and att. Outside: encoded, scratchC, xnf and
   // three dC buffers (6·BTC), dqkv and dqkv_rope (6·BTC), dh 2F, dg F,
-  // rstd_f and losses (2·BT), preatt, dpreatt, datt, one chunk of the LM
+  // rstd_f, losses and loss weights (3·BT), preatt, dpreatt, datt, one chunk of the LM
   // head's logits and its weight gradient (decoder.hpp).
-  const int64_t floats = BT * C * (11 * L + 12) + BT * F * (3 * L + 3) + BT * (2 * L + 2) + att * (L + 3) +
+  const int64_t floats = BT * C * (11 * L + 12) + BT * F * (3 * L + 3) + BT * (2 * L + 3) + att * (L + 3) +
                          lm_head_chunk_rows(BT, V) * V + V * C;
   return 4 * (floats + 2 * BT);  // + int32 tokens and targets
 }
