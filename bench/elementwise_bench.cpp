@@ -14,6 +14,7 @@
 #include <cstring>
 #include <string>
 
+#include "kernels/adamw.hpp"
 #include "kernels/bias_gelu.hpp"
 #include "kernels/causal_softmax.hpp"
 #include "kernels/convert.hpp"
@@ -96,6 +97,9 @@ int main(int argc, char** argv) {
       volatile double s = sum_squares<float>(pre, n);
       (void)s;
     });
+    auto m = filled("m", n, 0), v = filled("v", n, 0);
+    report("adamw_update [2M]", reps,
+           [&] { adamw_update<float>(pre, m, v, dout, n, 1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 10, 1.0f); });
     report("to_bf16 [2M]", reps, [&] { to_bf16(pre, half, n); });
     report("from_bf16 [2M]", reps, [&] { from_bf16(half, out, n); });
   }

@@ -54,7 +54,7 @@ void bias_gelu_forward(Vec<T> pre, Vec<T> out, CVec<T> bias, int N, int OC) {
 
 template <class T>
 void bias_gelu_backward(Vec<T> dpre, Vec<T> dbias, CVec<T> pre, CVec<T> dout, int N, int OC) {
-  parallel_chunks(OC, kChunkColumns, [&](int64_t, int64_t b, int64_t e) {
+  parallel_chunks(OC, column_chunk(OC), [&](int64_t, int64_t b, int64_t e) {
     simd_dispatch<BiasGeluBackward<T>>(dpre.data() + b, dbias.data() + b, pre.data() + b, dout.data() + b, N,
                                        int(e - b), int64_t(OC));
   });

@@ -52,7 +52,7 @@ void encoder_forward(Vec<T> out, CVec<int32_t> tokens, CVec<T> wte, CVec<T> wpe,
 
 template <class T>
 void encoder_backward(Vec<T> dwte, Vec<T> dwpe, CVec<T> dout, CVec<int32_t> tokens, int B, int Tn, int C) {
-  parallel_chunks(C, kChunkColumns, [&](int64_t, int64_t b, int64_t e) {
+  parallel_chunks(C, column_chunk(C), [&](int64_t, int64_t b, int64_t e) {
     T* dwpe_b = dwpe.data() == nullptr ? nullptr : dwpe.data() + b;
     simd_dispatch<EncoderBackward<T>>(dwte.data() + b, dwpe_b, dout.data() + b, tokens.data(), B, Tn, C,
                                       int(e - b));

@@ -26,7 +26,7 @@ using namespace zeropp::test;
 
 namespace {
 
-constexpr int N = 300, C = 256, OC = 1024, Tn = 64;  // 3 row chunks of C, 10 of OC, 16 column chunks of OC
+constexpr int N = 300, C = 256, OC = 1024, Tn = 64;  // 3 row chunks of C, 10 of OC; 2 column strips on 2 threads
 
 // run(outputs) fills `outputs` from inputs drawn with a fixed seed.
 template <class R>
