@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/buffer_ops.hpp"
 #include "kernels/common.hpp"
 #include "src/models/model.hpp"
 #include "src/models/param_layout.hpp"
@@ -21,7 +22,7 @@ Vec<T> at(const Buf<T>& b, int64_t off, int64_t n) {
 
 template <class T>
 void zero(const Vec<T>& v) {
-  Kokkos::deep_copy(v, T(0));
+  fill(v, T(0));
 }
 
 // Parameter p's weights (P) or gradient (G) within its unit's full buffer.

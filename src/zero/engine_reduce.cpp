@@ -1,4 +1,5 @@
 #include "kernels/accumulate.hpp"
+#include "kernels/buffer_ops.hpp"
 #include "src/zero/engine_impl.hpp"
 
 namespace zeropp {
@@ -12,7 +13,7 @@ Vec<float> Engine::Impl::grad(int u) {
       next_cur = (next_cur + 1) % grad_cur.size();
     }
     if (pending.in == g) finish_reduce();  // still being reduced: not yet free
-    Kokkos::deep_copy(g->view(0, n), 0.0f);
+    fill(g->view(0, n), 0.0f);
     grad_of[size_t(u)] = g;
     grad_live[size_t(u)] = true;
   }
