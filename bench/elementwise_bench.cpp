@@ -1,7 +1,8 @@
 // zeropp_elementwise_bench [--reps R]
 //
 // Thread CPU time of the dispatched elementwise kernels (kernels/simd_dispatch.hpp)
-// on the shapes of one `tiny` step (inputs/tiny.toml: B 8, T 256, C 256, 4 heads):
+// on the shapes of one `tiny` step (inputs/tiny.toml: B 8, T 256, C 256, 4 heads;
+// the cross-entropy on one LM-head chunk of `small`, V 50304):
 // best of R calls each, in ms. CPU time rather than wall time, so that other
 // processes on the machine change the figures little. The instruction set is
 // the one simd_isa() picks; ZEROPP_MAX_CPU_ISA=avx2|baseline runs the others
