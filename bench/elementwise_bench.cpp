@@ -1,7 +1,8 @@
 // zeropp_elementwise_bench [--reps R]
 //
 // Thread CPU time of the dispatched elementwise kernels (kernels/simd_dispatch.hpp)
-// on the shapes of one `tiny` step (inputs/tiny.toml: B 8, T 256, C 256, 4 heads):
+// on the shapes of one `tiny` step (inputs/tiny.toml: B 8, T 256, C 256, 4 heads;
+// the cross-entropy on one LM-head chunk of `small`, V 50304):
 // best of R calls each, in ms. CPU time rather than wall time, so that other
 // processes on the machine change the figures little. The instruction set is
 // the one simd_isa() picks; ZEROPP_MAX_CPU_ISA=avx2|baseline runs the others
@@ -14,10 +15,13 @@
 #include <cstring>
 #include <string>
 
+#include "kernels/adamw.hpp"
 #include "kernels/bias_gelu.hpp"
+#include "kernels/buffer_ops.hpp"
 #include "kernels/causal_softmax.hpp"
 #include "kernels/convert.hpp"
 #include "kernels/cpu_features.hpp"
+#include "kernels/crossentropy.hpp"
 #include "kernels/layernorm.hpp"
 #include "kernels/sum_squares.hpp"
 
@@ -92,10 +96,24 @@ int main(int argc, char** argv) {
            [&] { causal_softmax_forward<float>(att, scores, rows, Tn); });
     report("causal_softmax_backward [8192, 256]", reps,
            [&] { causal_softmax_backward<float>(scores, att, datt, rows, Tn, 0.125f); });
+    {  // the LM head's chunk of logits with GPT-2's vocabulary (lm_head_loss.cpp)
+      const int rows = 256, V = 50304;
+      auto logits = filled("logits", int64_t(rows) * V, 2), losses = filled("losses", rows, 0);
+      Buf<int32_t> tgt("tgt", rows);
+      for (int r = 0; r < rows; ++r) tgt(r) = (r * 7919) % V;
+      report("crossentropy_forward [256, 50304]", reps,
+             [&] { softmax_crossentropy_forward<float>(logits, losses, logits, tgt, rows, V); });
+      report("crossentropy_backward [256, 50304]", reps,
+             [&] { softmax_crossentropy_backward<float>(logits, logits, tgt, 1.0f, rows, V); });
+    }
     report("sum_squares [2M]", reps, [&] {
       volatile double s = sum_squares<float>(pre, n);
       (void)s;
     });
+    auto m = filled("m", n, 0), v = filled("v", n, 0);
+    report("adamw_update [2M]", reps,
+           [&] { adamw_update<float>(pre, m, v, dout, n, 1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 10, 1.0f); });
+    report("fill 0 [2M]", reps, [&] { fill<float>(dpre, 0.0f); });
     report("to_bf16 [2M]", reps, [&] { to_bf16(pre, half, n); });
     report("from_bf16 [2M]", reps, [&] { from_bf16(half, out, n); });
   }

@@ -3,12 +3,35 @@
 #include <cmath>
 
 #include "kernels/device_context.hpp"
+#include "kernels/parallel_chunks.hpp"
+#include "kernels/simd_dispatch.hpp"
 
 #ifdef ZEROPP_HAVE_CUDA
 #include "kernels/cuda/ops.hpp"
 #endif
 
 namespace zeropp {
+
+namespace {
+
+// One pass over a chunk, in the widest instruction set (kernels/simd_dispatch.hpp).
+template <class T>
+struct AdamW {
+  static ZEROPP_SIMD_INLINE void run(T* __restrict p, T* __restrict pm, T* __restrict pv,
+                                     const T* __restrict g, int64_t n, T lr, T beta1, T beta2, T eps,
+                                     T weight_decay, T c1, T c2, T grad_scale) {
+    for (int64_t i = 0; i < n; ++i) {
+      const T gi = g[i] * grad_scale;
+      const T mi = beta1 * pm[i] + (T(1) - beta1) * gi;
+      const T vi = beta2 * pv[i] + (T(1) - beta2) * gi * gi;
+      pm[i] = mi;
+      pv[i] = vi;
+      p[i] -= lr * (mi * c1 / (std::sqrt(vi * c2) + eps) + weight_decay * p[i]);
+    }
+  }
+};
+
+}  // namespace
 
 template <class T>
 void adamw_update(Vec<T> param, Vec<T> m, Vec<T> v, CVec<T> grad, int64_t n, T lr, T beta1, T beta2, T eps,
@@ -18,19 +41,10 @@ void adamw_update(Vec<T> param, Vec<T> m, Vec<T> v, CVec<T> grad, int64_t n, T l
                                       weight_decay, step, grad_scale, ZD->stream));
   const T c1 = T(1) / (T(1) - std::pow(beta1, T(step)));
   const T c2 = T(1) / (T(1) - std::pow(beta2, T(step)));
-  T* p = param.data();
-  T* pm = m.data();
-  T* pv = v.data();
-  const T* g = grad.data();
-  Kokkos::parallel_for(
-      "adamw_update", Range(0, n), KOKKOS_LAMBDA(const int64_t i) {
-        const T gi = g[i] * grad_scale;
-        const T mi = beta1 * pm[i] + (T(1) - beta1) * gi;
-        const T vi = beta2 * pv[i] + (T(1) - beta2) * gi * gi;
-        pm[i] = mi;
-        pv[i] = vi;
-        p[i] -= lr * (mi * c1 / (Kokkos::Experimental::sqrt(vi * c2) + eps) + weight_decay * p[i]);
-      });
+  parallel_chunks(n, kChunkElements, [&](int64_t, int64_t b, int64_t e) {
+    simd_dispatch<AdamW<T>>(param.data() + b, m.data() + b, v.data() + b, grad.data() + b, e - b, lr, beta1,
+                            beta2, eps, weight_decay, c1, c2, grad_scale);
+  });
 }
 
 template <class T>

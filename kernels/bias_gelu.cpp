@@ -60,7 +60,7 @@ void bias_gelu_backward(Vec<T> dpre, Vec<T> dbias, CVec<T> pre, CVec<T> dout, in
   ZEROPP_ON_DEVICE(
       T, "bias_gelu_backward",
       cuda::bias_gelu_backward(dpre.data(), dbias.data(), pre.data(), dout.data(), N, OC, ZD->stream));
-  parallel_chunks(OC, kChunkColumns, [&](int64_t, int64_t b, int64_t e) {
+  parallel_chunks(OC, column_chunk(OC), [&](int64_t, int64_t b, int64_t e) {
     simd_dispatch<BiasGeluBackward<T>>(dpre.data() + b, dbias.data() + b, pre.data() + b, dout.data() + b, N,
                                        int(e - b), int64_t(OC));
   });

@@ -4,13 +4,53 @@
 #include <cmath>
 
 #include "kernels/device_dispatch.hpp"
+#include "kernels/parallel_chunks.hpp"
+#include "kernels/simd_dispatch.hpp"
 #include "kernels/softmax_row.hpp"
 
 namespace zeropp {
 
 // The forward pass is the largest non-GEMM cost of a step with GPT-2's
 // vocabulary: N*V = 1024 * 50304 exponentials per micro-batch of `small`;
-// softmax_row (softmax_row.hpp) does them in vectorised passes.
+// softmax_row (softmax_row.hpp) does them in vectorised passes, in the widest
+// instruction set (simd_dispatch.hpp).
+
+namespace {
+
+template <class T>
+struct CrossEntropyForward {
+  static ZEROPP_SIMD_INLINE void run(T* p, T* loss, const T* l, const int32_t* tgt, int64_t r0, int64_t r1,
+                                     int V) {
+    for (int64_t n = r0; n < r1; ++n) {
+      const T* lr = l + n * V;
+      T* pr = p + n * V;
+      // Read before the row is overwritten when probs aliases logits.
+      const T target_logit = tgt ? lr[tgt[n]] : T(0);
+      const auto [maxv, sum] = softmax_row(lr, pr, V, T(1));
+      if (tgt) loss[n] = std::log(sum) - (target_logit - maxv);
+    }
+  }
+};
+
+template <class T>
+struct CrossEntropyBackward {
+  static ZEROPP_SIMD_INLINE void run(T* dl, const T* p, const int32_t* tgt, T dloss, int64_t r0, int64_t r1,
+                                     int V) {
+    const bool in_place = dl == p;
+    for (int64_t n = r0; n < r1; ++n) {
+      T* dlr = dl + n * V;
+      const T* pr = p + n * V;
+      // Two loops rather than a branch per element, so each vectorises.
+      if (in_place)
+        for (int i = 0; i < V; ++i) dlr[i] = dloss * pr[i];
+      else
+        for (int i = 0; i < V; ++i) dlr[i] += dloss * pr[i];
+      dlr[tgt[n]] -= dloss;
+    }
+  }
+};
+
+}  // namespace
 
 template <class T>
 void softmax_crossentropy_forward(Vec<T> probs, Vec<T> losses, CVec<T> logits, CVec<int32_t> targets, int N,
@@ -18,20 +58,10 @@ void softmax_crossentropy_forward(Vec<T> probs, Vec<T> losses, CVec<T> logits, C
   ZEROPP_ON_DEVICE(T, "softmax_crossentropy_forward",
                    cuda::softmax_crossentropy_forward(probs.data(), losses.data(), logits.data(),
                                                       data_or_null(targets), N, V, ZD->stream));
-  T* p = probs.data();
-  T* loss = losses.data();
-  const T* l = logits.data();
-  const int32_t* tgt = targets.data();
-  const bool has_targets = targets.size() > 0;
-  Kokkos::parallel_for(
-      "softmax_crossentropy_forward", Range(0, N), KOKKOS_LAMBDA(const int64_t n) {
-        const T* lr = l + n * V;
-        T* pr = p + n * V;
-        // Read before the row is overwritten when probs aliases logits.
-        const T target_logit = has_targets ? lr[tgt[n]] : T(0);
-        const auto [maxv, sum] = softmax_row(lr, pr, V, T(1));
-        if (has_targets) loss[n] = Kokkos::Experimental::log(sum) - (target_logit - maxv);
-      });
+  const int32_t* tgt = targets.size() > 0 ? targets.data() : nullptr;
+  parallel_chunks(N, rows_per_chunk(V), [&](int64_t, int64_t b, int64_t e) {
+    simd_dispatch<CrossEntropyForward<T>>(probs.data(), losses.data(), logits.data(), tgt, b, e, V);
+  });
 }
 
 template <class T>
@@ -40,21 +70,9 @@ void softmax_crossentropy_backward(Vec<T> dlogits, CVec<T> probs, CVec<int32_t> 
   ZEROPP_ON_DEVICE(T, "softmax_crossentropy_backward",
                    cuda::softmax_crossentropy_backward(dlogits.data(), probs.data(), targets.data(), dloss, N,
                                                        V, ZD->stream));
-  T* dl = dlogits.data();
-  const T* p = probs.data();
-  const int32_t* tgt = targets.data();
-  const bool in_place = dl == p;
-  Kokkos::parallel_for(
-      "softmax_crossentropy_backward", Range(0, N), KOKKOS_LAMBDA(const int64_t n) {
-        T* dlr = dl + n * V;
-        const T* pr = p + n * V;
-        // Two loops rather than a branch per element, so each vectorises.
-        if (in_place)
-          for (int i = 0; i < V; ++i) dlr[i] = dloss * pr[i];
-        else
-          for (int i = 0; i < V; ++i) dlr[i] += dloss * pr[i];
-        dlr[tgt[n]] -= dloss;
-      });
+  parallel_chunks(N, rows_per_chunk(V), [&](int64_t, int64_t b, int64_t e) {
+    simd_dispatch<CrossEntropyBackward<T>>(dlogits.data(), probs.data(), targets.data(), dloss, b, e, V);
+  });
 }
 
 template <class T>

@@ -59,7 +59,7 @@ void encoder_backward(Vec<T> dwte, Vec<T> dwpe, CVec<T> dout, CVec<int32_t> toke
   ZEROPP_ON_DEVICE(T, "encoder_backward",
                    cuda::encoder_backward(dwte.data(), data_or_null(dwpe), dout.data(), tokens.data(), B, Tn,
                                           C, ZD->stream));
-  parallel_chunks(C, kChunkColumns, [&](int64_t, int64_t b, int64_t e) {
+  parallel_chunks(C, column_chunk(C), [&](int64_t, int64_t b, int64_t e) {
     T* dwpe_b = dwpe.data() == nullptr ? nullptr : dwpe.data() + b;
     simd_dispatch<EncoderBackward<T>>(dwte.data() + b, dwpe_b, dout.data() + b, tokens.data(), B, Tn, C,
                                       int(e - b));

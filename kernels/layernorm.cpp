@@ -93,7 +93,7 @@ void layernorm_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout,
     simd_dispatch<LayerNormBackwardInput<T>>(dinp.data() + b * C, dout.data() + b * C, inp.data() + b * C,
                                              weight.data(), mean.data() + b, rstd.data() + b, int(e - b), C);
   });
-  parallel_chunks(C, kChunkColumns, [&](int64_t, int64_t b, int64_t e) {
+  parallel_chunks(C, column_chunk(C), [&](int64_t, int64_t b, int64_t e) {
     simd_dispatch<LayerNormBackwardParams<T>>(dweight.data() + b, dbias.data() + b, dout.data() + b,
                                               inp.data() + b, mean.data(), rstd.data(), N, C, int(e - b));
   });

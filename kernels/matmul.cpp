@@ -1,16 +1,28 @@
 #include "kernels/matmul.hpp"
 
+#include <cstring>
 #include <vector>
 
 #include "kernels/device_dispatch.hpp"
 #include "kernels/gemm_bf16.hpp"
+#include "kernels/parallel_chunks.hpp"
 #include "kernels/rounded_operand.hpp"
+#include "kernels/simd_dispatch.hpp"
 
 namespace zeropp {
 
 namespace {
-// Columns per work item of the dbias reduction.
-constexpr int kChunk = 64;
+// dbias[j] += sum_n dout[n, j], row after row (the reference's order) over a
+// strip of `width` columns; the strip's sums stay in cache.
+template <class T>
+struct BiasGradient {
+  static ZEROPP_SIMD_INLINE void run(T* db, const T* dy, int N, int width, int64_t ld) {
+    for (int64_t n = 0; n < N; ++n) {
+      const T* dyr = dy + n * ld;
+      for (int j = 0; j < width; ++j) db[j] += dyr[j];
+    }
+  }
+};
 }  // namespace
 
 template <class T>
@@ -20,15 +32,12 @@ void matmul_forward(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N
                    cuda::matmul_forward(*ZD->blas, out.data(), inp.data(), weight.data(), data_or_null(bias),
                                         N, C, OC, wlayout, prec));
   const bool has_bias = bias.size() > 0;
-  if (has_bias) {
-    T* o = out.data();
-    const T* bb = bias.data();
-    Kokkos::parallel_for(
-        "matmul_forward_bias", Range(0, N), KOKKOS_LAMBDA(const int64_t n) {
-          T* orow = o + n * OC;
-          for (int j = 0; j < OC; ++j) orow[j] = bb[j];
-        });
-  }
+  // The bias rows are C for beta = 1 (OpenBLAS would clear C for beta = 0
+  // in a pass of its own); memcpy runs the widest stores.
+  if (has_bias)
+    parallel_chunks(N, rows_per_chunk(OC), [&](int64_t, int64_t b, int64_t e) {
+      for (int64_t n = b; n < e; ++n) std::memcpy(out.data() + n * OC, bias.data(), sizeof(T) * size_t(OC));
+    });
   const int ldw = wlayout == Trans::N ? OC : C;
   gemm_as<T>(prec, Trans::N, wlayout, N, OC, C, T(1), inp.data(), C, weight.data(), ldw,
              has_bias ? T(1) : T(0), out.data(), OC);
@@ -41,6 +50,12 @@ void matmul_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CV
       T, "matmul_backward",
       cuda::matmul_backward(*ZD->blas, dinp.data(), dweight.data(), data_or_null(dbias), dout.data(),
                             inp.data(), weight.data(), N, C, OC, wlayout, prec, dinp_mode));
+  // First, while dout (just written by the layer above) is likely still in
+  // cache; the bias gradient stays fp32 (dout, not its rounded copy).
+  if (dbias.size() > 0)
+    parallel_chunks(OC, column_chunk(OC), [&](int64_t, int64_t b, int64_t e) {
+      simd_dispatch<BiasGradient<T>>(dbias.data() + b, dout.data() + b, N, int(e - b), int64_t(OC));
+    });
   // Each operand rounded once in bf16: dout feeds both products.
   static thread_local std::vector<T> dout_r, inp_r, weight_r;
   const T* dy = rounded_operand(prec, dout.data(), int64_t(N) * OC, dout_r);
@@ -56,18 +71,6 @@ void matmul_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CV
     gemm_on_rounded<T>(prec, Trans::N, Trans::N, N, C, OC, T(1), dy, OC, w, C, beta_dinp, dinp.data(), C);
     gemm_on_rounded<T>(prec, Trans::T, Trans::N, OC, C, N, T(1), dy, OC, x, C, T(1), dweight.data(), C);
   }
-  if (dbias.size() == 0) return;
-  T* db = dbias.data();
-  const T* dyf = dout.data();  // the bias gradient stays fp32
-  Kokkos::parallel_for(
-      "matmul_backward_dbias", Range(0, (OC + kChunk - 1) / kChunk), KOKKOS_LAMBDA(const int64_t chunk) {
-        const int j0 = int(chunk) * kChunk;
-        const int j1 = j0 + kChunk < OC ? j0 + kChunk : OC;
-        for (int64_t n = 0; n < N; ++n) {
-          const T* dyr = dyf + n * OC;
-          for (int j = j0; j < j1; ++j) db[j] += dyr[j];
-        }
-      });
 }
 
 namespace {

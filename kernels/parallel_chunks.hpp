@@ -3,11 +3,11 @@
 // Kokkos is the Serial backend here (Debian's Kokkos 3.4), so the kernels run
 // their loops under OpenMP themselves: parallel_chunks cuts [0, n) into fixed
 // chunks of `chunk` items and spreads whole chunks over the threads (static
-// schedule). The cut depends on n and chunk only, never on the thread count,
-// and each chunk is computed as it would be on one thread, so results are
-// bitwise the same for any count; a reduction keeps one partial per chunk and
-// adds them in chunk order. Each chunk calls simd_dispatch itself: the
-// parallel region's outlined body would not carry the dispatched ISA.
+// schedule). The cut depends on n and chunk only, never on the thread count
+// (column_chunk's does, where the cut cannot change a result), and each chunk is computed as it would be on
+// one thread, so results are bitwise the same for any count; a reduction keeps one partial per chunk and adds
+// them in chunk order. Each chunk calls simd_dispatch itself: the parallel region's outlined body would not
+// carry the dispatched ISA.
 #pragma once
 
 #include <algorithm>
@@ -29,8 +29,15 @@ std::string elementwise_kernels_name();
 inline constexpr int64_t kChunkElements = int64_t(1) << 15;
 
 // Columns per chunk of the kernels that sum over rows (bias and weight
-// gradients): a thread takes whole columns, each summed in row order.
-inline constexpr int64_t kChunkColumns = 64;
+// gradients): a thread takes whole columns, each summed in row order, so the
+// sums are the same for any cut. One thread takes the whole width: narrow
+// strips of rows kilobytes apart defeat the prefetchers and crowd a few cache
+// sets (64 columns made bias_gelu_backward 3x slower, docs/performance.md).
+// More threads take one strip each, a multiple of 16 columns.
+inline int64_t column_chunk(int64_t cols) {
+  const int64_t per_thread = (cols + kernel_threads() - 1) / kernel_threads();
+  return std::max<int64_t>(1, (per_thread + 15) / 16 * 16);
+}
 
 // Rows per chunk for rows of `row` elements.
 inline int64_t rows_per_chunk(int64_t row) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/buffer_ops.hpp"
 #include "kernels/common.hpp"
 #include "kernels/device_buffer.hpp"
 #include "src/models/model.hpp"

@@ -1,4 +1,5 @@
 #include "kernels/accumulate.hpp"
+#include "kernels/buffer_ops.hpp"
 #include "src/zero/engine_impl.hpp"
 
 namespace zeropp {

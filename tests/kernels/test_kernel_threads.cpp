@@ -26,7 +26,8 @@ using namespace zeropp::test;
 
 namespace {
 
-constexpr int N = 300, C = 256, OC = 1024, Tn = 64;  // 3 row chunks of C, 10 of OC, 16 column chunks of OC
+constexpr int N = 300, C = 256, OC = 1024,
+              Tn = 64;  // 3 row chunks of C, 10 of OC; 2 column strips on 2 threads
 
 // run(outputs) fills `outputs` from inputs drawn with a fixed seed.
 template <class R>
@@ -62,6 +63,19 @@ TEST_CASE("parallel_chunks runs on the requested threads, fixed chunks", "[kerne
   for (int64_t i = 0; i < 10; ++i) REQUIRE(begin[size_t(i)] == 11 * i);
   REQUIRE(std::set<int>(owner.begin(), owner.end()) == std::set<int>{0, 1});
   REQUIRE_THROWS_AS(set_kernel_threads(0), std::invalid_argument);
+}
+
+TEST_CASE("column_chunk: the whole width on one thread, a strip of 16s per thread on more",
+          "[kernels][threads]") {
+  REQUIRE(column_chunk(1024) == 1024);
+  REQUIRE(chunk_count(5, column_chunk(5)) == 1);
+  set_kernel_threads(2);
+  CHECK(column_chunk(1024) == 512);
+  CHECK(column_chunk(5) == 16);  // one strip
+  set_kernel_threads(3);
+  CHECK(column_chunk(1000) == 336);  // ceil(1000 / 3) = 334, up to a multiple of 16: 3 strips
+  CHECK(chunk_count(1000, column_chunk(1000)) == 3);
+  set_kernel_threads(1);
 }
 
 TEST_CASE("elementwise kernels give the same results on 1 and 2 threads", "[kernels][threads]") {

@@ -13,7 +13,8 @@ a bf16 step, begins) and charges each to the
 innermost zeropp function on its stack (a Kokkos kernel's lambda counts as the
 kernel that launched it; a kernel body run through kernels/simd_dispatch.hpp
 counts under its own name, e.g. BiasGeluForward; gemm wrappers count as their caller), split into the
-BLAS library's time ("BLAS": the leaf is in OpenBLAS, oneDNN or JIT code) and
+BLAS library's time ("BLAS": the leaf is in OpenBLAS, oneDNN or JIT code, or in
+libc called from them: OpenBLAS's memset of C for beta = 0) and
 the function's own. Prints a markdown table, largest first, in percent of the
 fp32 steps' samples.
 """
@@ -22,7 +23,7 @@ import re
 import sys
 
 HELPERS = {"gemm", "gemm_strided_batched", "gemm_as", "gemm_on_rounded",
-           "for_column_chunks", "for_element_chunks", "softmax_row",
+           "for_column_chunks", "for_element_chunks", "parallel_chunks", "softmax_row",
            "layernorm_row", "exp_nonpositive", "tanh_vectorisable", "lane_sum", "simd_dispatch"}
 # simd_avx512<K, ...> (and avx2, baseline): a kernel body K run through
 # kernels/simd_dispatch.hpp, often reached by a tail call (no frame of the
@@ -45,7 +46,9 @@ def samples(lines):
 
 
 def charge(stack):
-    blas = any(s in stack[0] for s in ("libopenblas", "libdnnl", "[unknown]")) or "[JIT]" in stack[0]
+    in_blas = lambda f: any(s in f for s in ("libopenblas", "libdnnl", "[unknown]")) or "[JIT]" in f
+    # OpenBLAS clears C for beta = 0 with libc's memset: the library's time too.
+    blas = in_blas(stack[0]) or ("libc.so" in stack[0] and len(stack) > 1 and in_blas(stack[1]))
     for frame in stack:
         sym = frame.split(" ", 1)[1] if " " in frame else frame
         d = DISPATCHED.search(sym)
