@@ -98,12 +98,12 @@ std::unique_ptr<DataLoader> open_loader(const Config& cfg, const Topology& topo,
 }
 }  // namespace
 
-Run::Run(const Config& cfg_, MPI_Comm base)
+Run::Run(const Config& cfg_, MPI_Comm base, MemoryEstimator estimate)
     : cfg(cfg_),
       topo(cfg.zero.ranks_per_node, base),
       train(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, false); })),
       val(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, true); })),
-      memory(check_memory(cfg, topo)),
+      memory(check_memory(estimate(cfg, topo.P, topo.X), cfg, topo)),
       // The engine's buffers are host memory, so comm.backend = auto is mpi.
       comm(collectively(topo.world.get(),
                         [&] {

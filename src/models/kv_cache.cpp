@@ -66,6 +66,15 @@ int64_t DecodeScratch<T>::bytes() const {
   return n * int64_t(sizeof(T));
 }
 
+int64_t kv_cache_elems(int L, int Bmax, int Tmax, int C) { return 2 * int64_t(L) * Bmax * Tmax * C; }
+
+int64_t decode_scratch_elems(int Bmax, int Tmax, int C, int NH, int H1, int H2, int V) {
+  const int64_t BT = int64_t(Bmax) * Tmax;
+  // x, x2, norm, qkv 3, qkv2 3, atty, proj (11·C), mean and rstd, hid1, hid2, att;
+  // then last, last_norm (2·C), their mean and rstd, logits.
+  return BT * (11 * int64_t(C) + 2 + H1 + H2 + int64_t(NH) * Tmax) + int64_t(Bmax) * (2 * int64_t(C) + 2 + V);
+}
+
 template <class T>
 void take_last_rows(Vec<T> out, CVec<T> x, int B, int Tn, int C) {
   T* o = out.data();
