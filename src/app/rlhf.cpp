@@ -45,11 +45,9 @@ Config rlhf_reference_config(const Config& e) {
 }
 
 MemoryEstimate estimate_rlhf_memory(const Config& e, int P, int X) {
-  const int B = e.train.batch_size, T = e.train.seq_len;
-  const int64_t probs = model_probs_bytes(e.model, B, T);  // each model scores the rows once
   MemoryEstimate m = estimate_memory(e, P, X);
-  m.decode = model_decode_bytes(e.model, B, T) + probs;
-  m.reference = estimate_frozen_memory(rlhf_reference_config(e), P, X).total() + probs;
+  m.decode = model_decode_bytes(e.model, e.train.batch_size, e.train.seq_len);
+  m.reference = estimate_frozen_memory(rlhf_reference_config(e), P, X).total();
   m.batch_keys = "rlhf.batch_size, rlhf.prompt_len or rlhf.completion_len";
   return m;
 }
@@ -212,9 +210,8 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
       mb.tokens.insert(mb.tokens.end(), row, row + T);
       mb.targets.insert(mb.targets.end(), row + 1, row + T + 1);
     }
-    const std::vector<double> lp_actor = completion_log_probs(actor.probs(mb.tokens, B, T), seqs, B, Tp, Tc);
-    const std::vector<double> lp_ref =
-        completion_log_probs(reference.probs(mb.tokens, B, T), seqs, B, Tp, Tc);
+    const std::vector<double> lp_actor = completion_log_probs(actor.token_losses(mb), B, Tp, Tc);
+    const std::vector<double> lp_ref = completion_log_probs(reference.token_losses(mb), B, Tp, Tc);
     std::vector<double> reward(static_cast<size_t>(B));
     std::vector<std::string> texts;  // prompt | completion of each row, for the log
     for (int b = 0; b < B; ++b) {

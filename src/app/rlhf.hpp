@@ -35,9 +35,9 @@ Config rlhf_engine_config(const Config& cfg);
 Config rlhf_reference_config(const Config& e);
 
 // Per-rank memory of an rlhf run (e: rlhf_engine_config's) on P ranks in
-// nodes of X: the actor's as in training, plus its rollouts' KV cache and the
-// probabilities it scores with, plus the whole frozen reference (engine,
-// model and its probabilities).
+// nodes of X: the actor's as in training, plus its rollouts' KV cache, plus
+// the whole frozen reference (engine and model). Scoring reads per-token
+// losses (Engine::token_losses): no [B, T, V] probabilities.
 MemoryEstimate estimate_rlhf_memory(const Config& e, int P, int X);
 
 // Returns the process exit status. Collective over MPI_COMM_WORLD; resume

@@ -93,6 +93,9 @@ class Model {
   // Probabilities [B, Tn, V] after a forward without targets (the buffer for
   // them is allocated by the first such forward and counted in decode_bytes()).
   virtual CVec<T> probs() const = 0;
+  // Per-token losses -log p(target) [B, Tn] after a forward with targets
+  // (unweighted), valid until the next forward.
+  virtual CVec<T> token_losses() const = 0;
 
   // Generation with a KV cache. decode_reset(B) starts B <= Bmax new
   // sequences with empty caches (the caches and their scratch, sized for

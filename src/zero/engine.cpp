@@ -192,6 +192,14 @@ double Engine::eval_loss(const std::vector<MicroBatch>& batches) {
   return sum / double(batches.size()) / I.topo.P;
 }
 
+CVec<float> Engine::token_losses(const MicroBatch& mb) {
+  model_.set_backward_follows(false);  // as eval_loss: no head backward
+  forward_batch(mb);
+  model_.set_backward_follows(true);
+  impl_->resident_unit = -1;
+  return model_.token_losses();
+}
+
 void Engine::inference_pass(const std::function<void(UnitSource<float>&)>& f) {
   auto& I = *impl_;
   I.begin_pass(Pass::Forward, model_.unit_schedule(Pass::Forward));

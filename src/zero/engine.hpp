@@ -112,6 +112,10 @@ class Engine final : private UnitSource<float> {
   // source it is handed, acquiring units in unit_schedule(Forward) order
   // (collective: every rank calls it with the same work).
   void inference_pass(const std::function<void(UnitSource<float>&)>& f);
+  // Per-token losses -log p(target) [B·T] of one micro-batch of B×T tokens
+  // (a forward with targets, the LM head's chunks: no [B, T, V] buffer),
+  // valid until the next forward (collective).
+  CVec<float> token_losses(const MicroBatch& mb);
   // Next-token probabilities [B, Tn, V] after each prefix of B sequences of
   // Tn tokens (B <= train.batch_size, Tn <= train.seq_len), valid until the
   // next forward (collective: every rank passes the same B and Tn).

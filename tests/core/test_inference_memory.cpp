@@ -113,7 +113,7 @@ TEST_CASE("the rlhf estimate counts the actor's rollouts and the whole frozen re
   const auto ref_model = make_model<float>(e.model, B, T);
   Engine reference(ref_cfg, run.topo, *run.comm, *ref_model, true);
   reference.init_weights(1);
-  // One iteration's allocations: the rollouts (KV cache), both models' probabilities.
+  // One iteration's allocations: the rollouts (KV cache), both models' scoring forwards.
   const PassRunner pass = [&](const std::function<void(UnitSource<float>&)>& f) {
     run.engine.inference_pass(f);
   };
@@ -122,8 +122,11 @@ TEST_CASE("the rlhf estimate counts the actor's rollouts and the whole frozen re
   std::vector<int32_t> tokens;
   for (int b = 0; b < B; ++b)
     tokens.insert(tokens.end(), seqs.begin() + b * (T + 1), seqs.begin() + b * (T + 1) + T);
-  run.engine.probs(tokens, B, T);
-  reference.probs(tokens, B, T);
+  MicroBatch mb;
+  mb.tokens = tokens;
+  mb.targets = tokens;  // any tokens: the buffers are what is measured
+  run.engine.token_losses(mb);
+  reference.token_losses(mb);
 
   const MemoryEstimate m = estimate_rlhf_memory(e, run.topo.P, run.topo.X);
   CHECK(run.memory.need.total() == m.total());  // what Run checked before allocating
