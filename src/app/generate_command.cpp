@@ -91,7 +91,7 @@ int run_generate(const std::string& arg, const GenerateOptions& opt,
   check_sampling_rule(opt.rule);
   const std::vector<std::string> texts = collectively(MPI_COMM_WORLD, [&] { return all_prompts(opt); });
   const int batch = std::min<int>(opt.batch, int(texts.size()));
-  InferenceRun run(arg, overrides, batch, -1);
+  InferenceRun run(arg, overrides, batch, -1, opt.recompute ? Decoding::Recompute : Decoding::KVCache);
   const int context = run.cfg.train.seq_len;
   const std::string tok_dir = !opt.tokenizer.empty()       ? opt.tokenizer
                               : is_dir(arg + "/tokenizer") ? arg + "/tokenizer"
@@ -105,9 +105,11 @@ int run_generate(const std::string& arg, const GenerateOptions& opt,
   });
   const Codec& codec = *made;
   if (world_rank() == 0)
-    std::fprintf(stderr, "generate: %s (step %lld) on %s; %s tokens; %zu prompts in batches of %d\n",
+    std::fprintf(stderr,
+                 "generate: %s (step %lld) on %s; %s tokens; %zu prompts in batches of %d\n"
+                 "generate: memory per rank %s\n",
                  run.path.c_str(), (long long)run.step, run.topo.describe().c_str(), codec.name(),
-                 prompts.size(), batch);
+                 prompts.size(), batch, memory_summary(run.memory).c_str());
   CoinStream coins(opt.seed);
   // zero.inference_weights decides how the sharded weights reach the model: built once for this call
   const auto weights = run.engine.inference_weights();
@@ -156,7 +158,7 @@ int run_generate(const std::string& arg, const GenerateOptions& opt,
 
 int run_eval(const std::string& arg, const EvalOptions& opt, const std::vector<std::string>& overrides) {
   if (opt.max_batches < 0) throw Error("--max-batches " + std::to_string(opt.max_batches) + ": must be >= 0");
-  InferenceRun run(arg, overrides, 0, 0);
+  InferenceRun run(arg, overrides, 0, 0, std::nullopt);
   const auto& t = run.cfg.train;
   const auto loader = collectively(run.topo.world.get(), [&] {
     return std::make_unique<DataLoader>(DataLoader::validation(token_file_spec({opt.data}), t.batch_size,
@@ -177,6 +179,7 @@ int run_eval(const std::string& arg, const EvalOptions& opt, const std::vector<s
   log0("eval: %s (step %lld) on %s: %lld tokens in %lld windows of %d x %d\n", run.path.c_str(),
        (long long)run.step, run.topo.describe().c_str(), (long long)tokens,
        (long long)(per_rank * run.topo.P), t.batch_size, t.seq_len);
+  log0("eval: memory per rank %s\n", memory_summary(run.memory).c_str());
   log0("eval: loss %.6f | perplexity %.4f | %.1f s\n", loss, std::exp(loss), MPI_Wtime() - t0);
   return kExitOk;
 }

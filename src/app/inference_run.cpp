@@ -3,6 +3,7 @@
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_locate.hpp"
 #include "src/app/device_run.hpp"
+#include "src/app/inference_memory.hpp"
 #include "src/app/save_and_resume.hpp"
 #include "src/base/errors.hpp"
 #include "src/comm/make_communicator.hpp"
@@ -42,17 +43,20 @@ Config saved_config(const std::string& path, const std::vector<std::string>& ove
 }  // namespace
 
 InferenceRun::InferenceRun(const std::string& arg, const std::vector<std::string>& overrides, int batch,
-                           int seq_len)
+                           int seq_len, std::optional<Decoding> generating)
     : path(located(arg)),
       cfg(saved_config(path, overrides, batch, seq_len)),
       topo(cfg.zero.ranks_per_node, MPI_COMM_WORLD),
+      memory(check_memory(generating ? estimate_generate_memory(cfg, topo.P, topo.X, *generating)
+                                     : estimate_frozen_memory(cfg, topo.P, topo.X),
+                          cfg, topo)),
       comm(collectively(topo.world.get(),
                         [&] {
                           return make_communicator(cfg.comm.backend, topo, cfg.comm.timeout_s, false,
                                                    cfg.comm.device_staging);
                         })),
       model(make_model<float>(cfg.model, cfg.train.batch_size, cfg.train.seq_len)),
-      engine(cfg, topo, *comm, *model) {
+      engine(cfg, topo, *comm, *model, true) {
   model->set_precision(parse_precision(cfg.train.precision));
   step = load_model_weights(topo, engine, model->describe(), path, "load");
 }

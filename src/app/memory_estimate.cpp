@@ -13,7 +13,9 @@ int64_t activation_bytes(const ModelConfig& m, int B, int T) {
   return model_activation_bytes(m, B, T) + 8 * int64_t(B) * T;  // + the engine's int32 inputs and targets
 }
 
-MemoryEstimate estimate_memory(const Config& cfg, int P, int X) {
+namespace {
+
+MemoryEstimate estimate(const Config& cfg, int P, int X, bool frozen) {
   const ZeroConfig& z = cfg.zero;
   const ModelDescription desc = describe_model(cfg.model);
   const ParamLayout& layout = desc.layout;
@@ -28,8 +30,10 @@ MemoryEstimate estimate_memory(const Config& cfg, int P, int X) {
   for (size_t u = 0; u < layout.units.size(); ++u) {
     const int64_t n = padded_size(layout.units[u].numel, P, align), slice = n / P;
     r.master += 4 * slice;
-    r.grad += 4 * slice;
-    r.adam += 8 * slice;
+    if (!frozen) {
+      r.grad += 4 * slice;
+      r.adam += 8 * slice;
+    }
     if (alpha > 1) r.secondary += wire_bytes * (n / alpha);
     max_padded = std::max(max_padded, n);
     if (desc.shared(int(u)))
@@ -43,7 +47,10 @@ MemoryEstimate estimate_memory(const Config& cfg, int P, int X) {
   int64_t wire = wire_bytes == 4 ? 0 : wire_bytes * max_padded;
   if (z.quantized_weights) wire = std::max(wire, weight_scheme(z).packed_bytes(max_slice) * P);
   r.gather = (z.prefetch_depth + 1) * (4 * max_padded + wire);
-  r.grad_full = 4 * (shared + (z.overlap ? 2 : 1) * max_block);  // overlap: one reduced, one filled
+  e.activations = activation_bytes(cfg.model, cfg.train.batch_size, cfg.train.seq_len);
+  if (frozen) return e;
+  // overlap: one reduced, one filled; and this rank's reduced slice
+  r.grad_full = 4 * (shared + (z.overlap ? 2 : 1) * max_block + max_slice);
   if (z.quantized_gradients) {  // QgzReducer's staging, sized for the largest unit
     const int64_t chunk = max_padded / X, block = z.gradient_block;
     r.qgz = 4 * (2 * max_padded + chunk + 2 * (max_padded / block) + 2 * (chunk / block)) +
@@ -52,8 +59,12 @@ MemoryEstimate estimate_memory(const Config& cfg, int P, int X) {
     if (z.gradient_error_feedback)
       for (int64_t n : padded) r.qgz += 4 * (n + n / X);
   }
-  e.activations = activation_bytes(cfg.model, cfg.train.batch_size, cfg.train.seq_len);
   return e;
 }
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const Config& cfg, int P, int X) { return estimate(cfg, P, X, false); }
+MemoryEstimate estimate_frozen_memory(const Config& cfg, int P, int X) { return estimate(cfg, P, X, true); }
 
 }  // namespace zeropp

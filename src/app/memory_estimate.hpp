@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "src/config/config.hpp"
 #include "src/zero/engine.hpp"
@@ -17,9 +18,14 @@
 namespace zeropp {
 
 struct MemoryEstimate {
-  MemoryReport states;      // as Engine::memory() will report it
-  int64_t activations = 0;  // the model's buffers for B×T tokens and the engine's token buffers
-  int64_t total() const { return states.total() + activations; }
+  MemoryReport states;            // as Engine::memory() will report it
+  int64_t activations = 0;        // the model's buffers for B×T tokens and the engine's token buffers
+  int64_t decode = 0;             // generation: KV cache and decode scratch, the probabilities' buffer
+  int64_t inference_weights = 0;  // generate: zero.inference_weights' copy and per-use buffers
+  int64_t reference = 0;          // rlhf: the frozen reference engine and its model, all of it
+  // The keys that size the activations (the refusal names them).
+  std::string batch_keys = "train.batch_size or train.seq_len";
+  int64_t total() const { return states.total() + activations + decode + inference_weights + reference; }
 };
 
 // Bytes of the model's activations and backward scratch for B sequences of
@@ -27,8 +33,11 @@ struct MemoryEstimate {
 // input and target token buffers.
 int64_t activation_bytes(const ModelConfig& m, int B, int T);
 
-// Per-rank memory of `cfg` on P ranks in nodes of X. An hpZ group size that
-// does not divide P counts as hpZ off (the engine refuses it).
+// Per-rank memory of training `cfg` on P ranks in nodes of X. An hpZ group
+// size that does not divide P counts as hpZ off (the engine refuses it).
 MemoryEstimate estimate_memory(const Config& cfg, int P, int X);
+// The same for a frozen engine (Engine(..., frozen = true): no gradients,
+// no Adam moments, no qgZ staging) and its model.
+MemoryEstimate estimate_frozen_memory(const Config& cfg, int P, int X);
 
 }  // namespace zeropp

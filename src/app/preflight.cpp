@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <utility>
 
 #include "io/checkpoint.hpp"
 #include "io/run_dir.hpp"
@@ -10,41 +11,58 @@
 
 namespace zeropp {
 
+namespace {
+
+// ", KV cache and decode 1.00 MiB" ... for the parts beyond training's that a run needs.
+std::string inference_parts(const MemoryEstimate& e) {
+  std::string s;
+  const std::pair<const char*, int64_t> parts[] = {{"KV cache and decode", e.decode},
+                                                   {"inference weights", e.inference_weights},
+                                                   {"rlhf reference", e.reference}};
+  for (const auto& [name, bytes] : parts)
+    if (bytes > 0) s += std::string(", ") + name + " " + human_bytes(double(bytes));
+  return s;
+}
+
+}  // namespace
+
 std::string memory_summary(const MemoryCheck& m) {
   const MemoryReport& s = m.need.states;
   char buf[384];
   std::snprintf(buf, sizeof buf,
                 "%s (master %s, grad %s, adam %s, gather slots %s, full grads %s, hpZ secondary %s, qgZ %s, "
-                "activations %s); node offers %s (%s) for %d ranks",
+                "activations %s",
                 human_bytes(double(m.need.total())).c_str(), human_bytes(double(s.master)).c_str(),
                 human_bytes(double(s.grad)).c_str(), human_bytes(double(s.adam)).c_str(),
                 human_bytes(double(s.gather)).c_str(), human_bytes(double(s.grad_full)).c_str(),
                 human_bytes(double(s.secondary)).c_str(), human_bytes(double(s.qgz)).c_str(),
-                human_bytes(double(m.need.activations)).c_str(), human_bytes(double(m.node.bytes)).c_str(),
-                m.node.source.c_str(), m.ranks_on_node);
-  return buf;
+                human_bytes(double(m.need.activations)).c_str());
+  return buf + inference_parts(m.need) + "); node offers " + human_bytes(double(m.node.bytes)) + " (" +
+         m.node.source + ") for " + std::to_string(m.ranks_on_node) + " ranks";
 }
 
 std::optional<std::string> memory_refusal(const MemoryCheck& m, const Config& cfg) {
   const int64_t share = m.node.bytes / m.ranks_on_node;
   if (m.need.total() <= share) return std::nullopt;
   const auto& t = cfg.train;
-  std::string knobs =
-      "more nodes (model states are split over all ranks), a smaller train.batch_size or "
-      "train.seq_len (activations)";
+  std::string knobs = "more nodes (model states are split over all ranks), a smaller " + m.need.batch_keys +
+                      " (activations" + (m.need.decode > 0 ? ", KV cache" : "") + ")";
   if (m.need.states.secondary > 0) knobs += ", zero.hpz_partition_size = 1 (hpZ secondaries)";
   if (m.need.states.qgz > 0) knobs += ", zero.quantized_gradients = false (qgZ buffers)";
+  if (m.need.inference_weights > 0 && cfg.zero.inference_weights != "zero3")
+    knobs += ", zero.inference_weights = zero3 (no copy of the weights)";
   knobs += " or a smaller model";
   return "memory: each rank needs " + human_bytes(double(m.need.total())) + " (model states " +
          human_bytes(double(m.need.states.total())) + ", activations for B=" + std::to_string(t.batch_size) +
          " T=" + std::to_string(t.seq_len) + " " + human_bytes(double(m.need.activations)) +
-         ") but this node offers " + human_bytes(double(m.node.bytes)) + " (" + m.node.source + ") for " +
-         std::to_string(m.ranks_on_node) + " ranks, " + human_bytes(double(share)) + " each; use " + knobs;
+         inference_parts(m.need) + ") but this node offers " + human_bytes(double(m.node.bytes)) + " (" +
+         m.node.source + ") for " + std::to_string(m.ranks_on_node) + " ranks, " +
+         human_bytes(double(share)) + " each; use " + knobs;
 }
 
-MemoryCheck check_memory(const Config& cfg, const Topology& topo) {
+MemoryCheck check_memory(const MemoryEstimate& need, const Config& cfg, const Topology& topo) {
   MemoryCheck m;
-  m.need = estimate_memory(cfg, topo.P, topo.X);
+  m.need = need;
   // Emulated nodes share one machine: count the processes that really do.
   MPI_Comm shared = MPI_COMM_NULL;
   ZCHECK_MPI(MPI_Comm_split_type(topo.world.get(), MPI_COMM_TYPE_SHARED, topo.rank, MPI_INFO_NULL, &shared));

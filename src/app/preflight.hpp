@@ -25,9 +25,9 @@ std::string memory_summary(const MemoryCheck& m);
 // naming what to change; nullopt when the run fits.
 std::optional<std::string> memory_refusal(const MemoryCheck& m, const Config& cfg);
 
-// Collective over topo.world: estimates, reads this node's memory and
-// refuses (one agreed Error) before anything is allocated.
-MemoryCheck check_memory(const Config& cfg, const Topology& topo);
+// Collective over topo.world: reads this node's memory and refuses `need`
+// (one agreed Error) before anything is allocated.
+MemoryCheck check_memory(const MemoryEstimate& need, const Config& cfg, const Topology& topo);
 
 // How this run uses its folders: a new run, --resume, --overwrite.
 enum class RunFolderUse { New, Resume, Overwrite };

@@ -35,11 +35,7 @@ Config rlhf_engine_config(const Config& cfg) {
   return e;
 }
 
-namespace {
-
-// The reference's engine: the actor's layout, weights gathered int8-quantized
-// (it is never stepped, so no gradient compression applies).
-Config reference_config(const Config& e) {
+Config rlhf_reference_config(const Config& e) {
   Config c = e;
   c.zero.quantized_weights = true;
   c.zero.weight_bits = 8;
@@ -47,6 +43,16 @@ Config reference_config(const Config& e) {
   c.zero.gradient_error_feedback = false;
   return c;
 }
+
+MemoryEstimate estimate_rlhf_memory(const Config& e, int P, int X) {
+  MemoryEstimate m = estimate_memory(e, P, X);
+  m.decode = model_decode_bytes(e.model, e.train.batch_size, e.train.seq_len);
+  m.reference = estimate_frozen_memory(rlhf_reference_config(e), P, X).total();
+  m.batch_keys = "rlhf.batch_size, rlhf.prompt_len or rlhf.completion_len";
+  return m;
+}
+
+namespace {
 
 // What one iteration measured on this rank.
 struct IterationTimes {
@@ -82,8 +88,7 @@ StepRecord iteration_record(int64_t it, const StepStats& st, const ByteCounters&
 }
 
 std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg, const Config& e,
-                                                              const std::string& deck, const Run& run,
-                                                              const Engine& reference) {
+                                                              const std::string& deck, const Run& run) {
   const RlhfConfig& r = cfg.rlhf;
   const auto& m = cfg.model;
   char buf[256];
@@ -107,9 +112,7 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   rows.emplace_back("reward", buf);
   rows.emplace_back("objective", "REINFORCE, per-position batch-mean baseline, KL in the per-token reward");
   rows.emplace_back("prompts", token_file_spec(e.data.train));
-  rows.emplace_back("memory per rank", memory_summary(run.memory) +
-                                           " (actor); the reference's model states " +
-                                           human_bytes(double(reference.memory().total())));
+  rows.emplace_back("memory per rank", memory_summary(run.memory));
   rows.emplace_back("output", cfg.train.out_dir);
   return rows;
 }
@@ -120,7 +123,7 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
   require_host(cfg, "rlhf");
   const RlhfConfig& r = cfg.rlhf;
   const Config e = rlhf_engine_config(cfg);
-  const Config ref_cfg = reference_config(e);
+  const Config ref_cfg = rlhf_reference_config(e);
   const int B = r.batch_size, Tp = r.prompt_len, Tc = r.completion_len, T = Tp + Tc - 1;
   // Only rlhf runs need the rows to fit the position table (not a rule of every deck).
   collectively(MPI_COMM_WORLD, [&] {
@@ -138,15 +141,15 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
   });
   const double started = MPI_Wtime();
   StopSignals signals;
-  Run run(e);
+  Run run(e, MPI_COMM_WORLD, estimate_rlhf_memory);
   const Topology& topo = run.topo;
   Engine& actor = run.engine;
   const auto ref_model = make_model<float>(e.model, B, T);
   ref_model->set_precision(parse_precision(e.train.precision));
-  Engine reference(ref_cfg, topo, *run.comm, *ref_model, true);  // frozen: no Adam moments
+  Engine reference(ref_cfg, topo, *run.comm, *ref_model, true);  // frozen: no gradients, no Adam moments
   reference.init_weights(uint64_t(e.train.seed));
   LogFile log_file;
-  log_table("zeropp rlhf", startup_rows(cfg, e, deck_path, run, reference));
+  log_table("zeropp rlhf", startup_rows(cfg, e, deck_path, run));
   const ResumePoint from =
       resume.empty() ? ResumePoint{} : resume_run(topo, actor, run.model->describe(), e, resume);
   if (!r.init_from.empty()) {
@@ -208,9 +211,8 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
       mb.tokens.insert(mb.tokens.end(), row, row + T);
       mb.targets.insert(mb.targets.end(), row + 1, row + T + 1);
     }
-    const std::vector<double> lp_actor = completion_log_probs(actor.probs(mb.tokens, B, T), seqs, B, Tp, Tc);
-    const std::vector<double> lp_ref =
-        completion_log_probs(reference.probs(mb.tokens, B, T), seqs, B, Tp, Tc);
+    const std::vector<double> lp_actor = completion_log_probs(actor.token_losses(mb), B, Tp, Tc);
+    const std::vector<double> lp_ref = completion_log_probs(reference.token_losses(mb), B, Tp, Tc);
     std::vector<double> reward(static_cast<size_t>(B));
     std::vector<std::string> texts;  // prompt | completion of each row, for the log
     for (int b = 0; b < B; ++b) {

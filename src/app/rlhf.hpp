@@ -20,6 +20,7 @@
 
 #include <string>
 
+#include "src/app/memory_estimate.hpp"
 #include "src/config/config.hpp"
 
 namespace zeropp {
@@ -28,6 +29,16 @@ namespace zeropp {
 // of prompt_len + completion_len - 1 input tokens, one per step,
 // rlhf.iterations steps, prompts from rlhf.prompts (or data.train), no validation.
 Config rlhf_engine_config(const Config& cfg);
+
+// The reference's engine: the actor's layout, weights gathered int8-quantized
+// (it is never stepped, so no gradient compression applies).
+Config rlhf_reference_config(const Config& e);
+
+// Per-rank memory of an rlhf run (e: rlhf_engine_config's) on P ranks in
+// nodes of X: the actor's as in training, plus its rollouts' KV cache, plus
+// the whole frozen reference (engine and model). Scoring reads per-token
+// losses (Engine::token_losses): no [B, T, V] probabilities.
+MemoryEstimate estimate_rlhf_memory(const Config& e, int P, int X);
 
 // Returns the process exit status. Collective over MPI_COMM_WORLD; resume
 // and overwrite as in run_training.

@@ -1,7 +1,6 @@
 #include "src/app/rollout.hpp"
 
-#include <algorithm>
-#include <cmath>
+#include "kernels/device_memory.hpp"
 
 #include "kernels/device_memory.hpp"
 
@@ -26,21 +25,14 @@ std::vector<int32_t> sample_completions(Model<float>& model, const PassRunner& r
   return seqs;
 }
 
-std::vector<double> completion_log_probs(CVec<float> p, const std::vector<int32_t>& seqs, int B, int Tp,
-                                         int Tc) {
-  const int S = Tp + Tc, Tn = S - 1;
-  std::vector<float> h(p.size());  // the probabilities are in device memory
-  copy_to_host(p, h.data());
-  const int64_t V = p.size() / (int64_t(B) * Tn);
+std::vector<double> completion_log_probs(CVec<float> losses, int B, int Tp, int Tc) {
+  const int Tn = Tp + Tc - 1;
+  std::vector<float> h(static_cast<size_t>(B) * Tn);  // B·Tn values cross to the host, not B·Tn·V
+  copy_to_host(losses, h.data());
   std::vector<double> out(size_t(B) * Tc);
   for (int b = 0; b < B; ++b)
-    for (int t = 0; t < Tc; ++t) {
-      const int pos = Tp + t - 1;  // the input position whose output predicts token Tp + t
-      const int32_t tok = seqs[size_t(b) * S + Tp + t];
-      // A probability that underflowed to 0 would make the KL infinite: floor it at 1e-30.
-      const double pt = double(h[size_t(int64_t(b) * Tn * V + int64_t(pos) * V + tok)]);
-      out[size_t(b) * Tc + t] = std::log(std::max(pt, 1e-30));
-    }
+    for (int t = 0; t < Tc; ++t)  // input position Tp + t - 1 predicts token Tp + t
+      out[size_t(b) * Tc + t] = -double(h[size_t(b) * Tn + Tp + t - 1]);
   return out;
 }
 

@@ -21,10 +21,10 @@ std::vector<int32_t> sample_completions(Model<float>& model, const PassRunner& r
                                         const std::vector<int32_t>& prompts, int B, int Tp, int Tc,
                                         double temperature, uint64_t seed);
 
-// From probabilities p [B, Tn, V] over rows of Tn = Tp+Tc-1 input tokens:
-// log p of each completion token (the last Tc of the row's Tp+Tc tokens in
-// `seqs`) at the position that predicts it. Returns [B, Tc].
-std::vector<double> completion_log_probs(CVec<float> p, const std::vector<int32_t>& seqs, int B, int Tp,
-                                         int Tc);
+// From the per-token losses [B, Tn] of rows of Tn = Tp+Tc-1 input tokens
+// whose targets are the next tokens (Engine::token_losses): log p of each
+// completion token (the last Tc of the row's Tp+Tc) at the position that
+// predicts it. Returns [B, Tc].
+std::vector<double> completion_log_probs(CVec<float> losses, int B, int Tp, int Tc);
 
 }  // namespace zeropp

@@ -101,12 +101,12 @@ std::unique_ptr<DataLoader> open_loader(const Config& cfg, const Topology& topo,
 }
 }  // namespace
 
-Run::Run(const Config& cfg_, MPI_Comm base)
+Run::Run(const Config& cfg_, MPI_Comm base, MemoryEstimator estimate)
     : cfg(cfg_),
       topo(cfg.zero.ranks_per_node, base),
       train(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, false); })),
       val(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, true); })),
-      memory(check_memory(cfg, topo)),
+      memory(check_memory(estimate(cfg, topo.P, topo.X), cfg, topo)),
       device(collectively(topo.world.get(), [&] { return std::make_unique<DeviceRun>(cfg, topo, memory); })),
       // The engine's buffers are device memory with train.device = "cuda": comm.backend = auto may be nccl.
       comm(collectively(topo.world.get(),

@@ -34,9 +34,10 @@ struct Run {
   std::unique_ptr<Model<float>> model;     // model.family's
   Engine engine;
 
-  // Checks the inputs on every rank (one agreed error), then builds and
-  // initialises. Writes nothing.
-  explicit Run(const Config& cfg, MPI_Comm base = MPI_COMM_WORLD);
+  // Checks the inputs on every rank (one agreed error) and the memory
+  // `estimate` says the run needs, then builds and initialises. Writes nothing.
+  using MemoryEstimator = MemoryEstimate (*)(const Config& cfg, int P, int X);
+  explicit Run(const Config& cfg, MPI_Comm base = MPI_COMM_WORLD, MemoryEstimator estimate = estimate_memory);
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
 };

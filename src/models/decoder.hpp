@@ -31,6 +31,7 @@ class Decoder : public Model<T> {
  public:
   const ModelDescription& describe() const override { return desc_; }
   CVec<T> probs() const override { return CVec<T>(probs_.data(), int64_t(B_) * Tn_ * cfg_.vocab_size); }
+  CVec<T> token_losses() const override { return CVec<T>(losses_.data(), int64_t(B_) * Tn_); }
   void init_unit(int unit, uint64_t seed, int64_t begin, int64_t end, T* out) const override {
     init_elements(layout_.units[size_t(unit)], unit, seed, 0.02, 0.02 / std::sqrt(2.0 * cfg_.n_layer), begin,
                   end, out);

@@ -61,6 +61,15 @@ int64_t DecodeScratch<T>::bytes() const {
   return n;
 }
 
+int64_t kv_cache_elems(int L, int Bmax, int Tmax, int C) { return 2 * int64_t(L) * Bmax * Tmax * C; }
+
+int64_t decode_scratch_elems(int Bmax, int Tmax, int C, int NH, int H1, int H2, int V) {
+  const int64_t BT = int64_t(Bmax) * Tmax;
+  // x, x2, norm, qkv 3, qkv2 3, atty, proj (11·C), mean and rstd, hid1, hid2, att;
+  // then last, last_norm (2·C), their mean and rstd, logits.
+  return BT * (11 * int64_t(C) + 2 + H1 + H2 + int64_t(NH) * Tmax) + int64_t(Bmax) * (2 * int64_t(C) + 2 + V);
+}
+
 template struct KVCache<float>;
 template struct KVCache<double>;
 template struct DecodeScratch<float>;

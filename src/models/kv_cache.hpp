@@ -36,6 +36,11 @@ struct DecodeScratch {
   int64_t bytes() const;
 };
 
+// Elements the two structures above allocate, without allocating them (the
+// memory preflight of generation; tests hold them equal to bytes()).
+int64_t kv_cache_elems(int L, int Bmax, int Tmax, int C);
+int64_t decode_scratch_elems(int Bmax, int Tmax, int C, int NH, int H1, int H2, int V);
+
 // Rows Tn-1, 2Tn-1, ... of x [B,Tn,C] (each sequence's last position) into out [B,C].
 template <class T>
 void take_last_rows(Vec<T> out, CVec<T> x, int B, int Tn, int C) {

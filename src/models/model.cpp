@@ -5,6 +5,7 @@
 
 #include "src/base/errors.hpp"
 #include "src/models/gpt2/gpt2.hpp"
+#include "src/models/kv_cache.hpp"
 #include "src/models/llama/llama.hpp"
 
 namespace zeropp {
@@ -18,6 +19,7 @@ struct Family {
   std::unique_ptr<Model<float>> (*make_float)(const ModelConfig&, int, int);
   std::unique_ptr<Model<double>> (*make_double)(const ModelConfig&, int, int);
   int64_t (*activation_bytes)(const ModelConfig&, int, int);
+  std::pair<int, int> (*mlp_widths)(const ModelConfig&);  // the decode scratch's two MLP activations
   double (*flops)(const ModelConfig&, int);
 };
 
@@ -27,10 +29,10 @@ std::unique_ptr<Model<T>> make(const ModelConfig& m, int B, int Tmax) {
 }
 
 const Family kFamilies[] = {
-    {"gpt2", gpt2_description, make<GPT, float>, make<GPT, double>, gpt2_activation_bytes,
+    {"gpt2", gpt2_description, make<GPT, float>, make<GPT, double>, gpt2_activation_bytes, gpt2_mlp_widths,
      gpt2_forward_flops_per_token},
     {"llama", llama_description, make<Llama, float>, make<Llama, double>, llama_activation_bytes,
-     llama_forward_flops_per_token},
+     llama_mlp_widths, llama_forward_flops_per_token},
 };
 
 const Family& family(const ModelConfig& m) {
@@ -91,6 +93,16 @@ std::unique_ptr<Model<double>> make_model<double>(const ModelConfig& m, int B, i
 
 int64_t model_activation_bytes(const ModelConfig& m, int B, int T) {
   return family(m).activation_bytes(m, B, T);
+}
+
+int64_t model_decode_bytes(const ModelConfig& m, int B, int Tmax) {
+  const auto [H1, H2] = family(m).mlp_widths(m);
+  return 4 * (kv_cache_elems(m.n_layer, B, Tmax, m.n_embd) +
+              decode_scratch_elems(B, Tmax, m.n_embd, m.n_head, H1, H2, m.vocab_size));
+}
+
+int64_t model_probs_bytes(const ModelConfig& m, int Bmax, int Tmax) {
+  return 4 * int64_t(Bmax) * Tmax * m.vocab_size;
 }
 
 double forward_flops_per_token(const ModelConfig& m, int seq_len) { return family(m).flops(m, seq_len); }

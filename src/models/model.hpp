@@ -96,6 +96,9 @@ class Model {
   // in device memory: a host reader copies them (copy_to_host, as
   // src/app/generate.cpp and rollout.cpp do).
   virtual CVec<T> probs() const = 0;
+  // Per-token losses -log p(target) [B, Tn] after a forward with targets
+  // (unweighted), valid until the next forward.
+  virtual CVec<T> token_losses() const = 0;
 
   // Generation with a KV cache. decode_reset(B) starts B <= Bmax new
   // sequences with empty caches (the caches and their scratch, sized for
@@ -152,6 +155,12 @@ template <class T>
 std::unique_ptr<Model<T>> make_model(const ModelConfig& m, int B, int Tmax);
 // Bytes activation_bytes() will report for B×T, without allocating them.
 int64_t model_activation_bytes(const ModelConfig& m, int B, int T);
+// Bytes decode_bytes() will report after decode_reset(B) on a Model<float>
+// built for Tmax positions (the KV cache and the decode scratch), and the
+// probabilities' buffer [Bmax, Tmax, V] that the first forward without
+// targets adds to it.
+int64_t model_decode_bytes(const ModelConfig& m, int B, int Tmax);
+int64_t model_probs_bytes(const ModelConfig& m, int Bmax, int Tmax);
 // Forward FLOPs per token at sequence length seq_len (2 per multiply-add;
 // training is 3x this).
 double forward_flops_per_token(const ModelConfig& m, int seq_len);

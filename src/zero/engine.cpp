@@ -43,9 +43,9 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Mode
     s.padded = padded_size(spec.numel, topo.P, I.align);
     s.slice = slice_size(spec.numel, topo.P, I.align);
     s.mine = slice_span(spec.numel, topo.P, topo.rank, I.align);
-    for (Buffer<float>* b : {&s.master, &s.grad}) *b = Buffer<float>(spec.name.c_str(), s.slice);
+    s.master = Buffer<float>(spec.name.c_str(), s.slice);
     if (!frozen)
-      for (Buffer<float>* b : {&s.m, &s.v}) *b = Buffer<float>(spec.name.c_str(), s.slice);
+      for (Buffer<float>* b : {&s.grad, &s.m, &s.v}) *b = Buffer<float>(spec.name.c_str(), s.slice);
     s.segments = decay_segments(spec, s.mine.begin, s.mine.end);
     if (I.hpz) s.secondary = Buffer<uint8_t>("hpZ secondary", I.wire_size(s.padded / I.alpha));
     max_padded = std::max(max_padded, s.padded);
@@ -61,7 +61,10 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Mode
     if (z.quantized_weights) wire = std::max(wire, I.quant_chunk(max_slice) * topo.P);
     s.wire = Buffer<uint8_t>("gather wire", wire);
   }
-  if (z.quantized_gradients) {
+  I.grad_of.assign(I.units.size(), nullptr);
+  I.grad_live.assign(I.units.size(), false);
+  // A frozen engine never reduces a gradient: no gradient buffers at all.
+  if (z.quantized_gradients && !frozen) {
     QgzSettings q;
     q.block = z.gradient_block;
     q.intra_bits = z.intra_node_gradient_bits;
@@ -71,12 +74,12 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Mode
     I.qgz = std::make_unique<QgzReducer>(topo, comm, q, padded);
   }
   I.grad_shared.resize(I.units.size());
-  for (int u : desc.shared_units)
-    I.grad_shared[size_t(u)] = Buffer<float>("shared unit grad", padded[size_t(u)]);
-  for (int k = 0; k < (z.overlap ? 2 : 1); ++k) I.grad_cur.emplace_back("unit grad", max_block);
-  I.grad_of.assign(I.units.size(), nullptr);
-  I.grad_live.assign(I.units.size(), false);
-  I.reduced = Buffer<float>("reduced grad", max_slice);
+  if (!frozen) {
+    for (int u : desc.shared_units)
+      I.grad_shared[size_t(u)] = Buffer<float>("shared unit grad", padded[size_t(u)]);
+    for (int k = 0; k < (z.overlap ? 2 : 1); ++k) I.grad_cur.emplace_back("unit grad", max_block);
+    I.reduced = Buffer<float>("reduced grad", max_slice);
+  }
   const int64_t bt = int64_t(cfg.train.batch_size) * cfg.train.seq_len;
   I.inputs = Buffer<int32_t>("inputs", bt);
   I.targets = Buffer<int32_t>("targets", bt);
@@ -152,7 +155,8 @@ double Engine::forward_batch(const MicroBatch& mb) {
 StepStats Engine::train_step(int64_t step, const std::vector<MicroBatch>& micro, double lr) {
   auto& I = *impl_;
   if (I.frozen)
-    fatal("Engine::train_step", __FILE__, __LINE__, "a frozen engine (no Adam moments) is never stepped");
+    fatal("Engine::train_step", __FILE__, __LINE__,
+          "a frozen engine (no gradients, no Adam moments) is never stepped");
   I.comm.set_step(step);
   I.comm.reset_counters();  // with the bytes of this step's gathers sent ahead
   I.training = true;
@@ -186,6 +190,14 @@ double Engine::eval_loss(const std::vector<MicroBatch>& batches) {
   I.resident_unit = -1;
   I.comm.allreduce_sum(I.world, &sum, 1, Purpose::Other, "val loss");
   return sum / double(batches.size()) / I.topo.P;
+}
+
+CVec<float> Engine::token_losses(const MicroBatch& mb) {
+  model_.set_backward_follows(false);  // as eval_loss: no head backward
+  forward_batch(mb);
+  model_.set_backward_follows(true);
+  impl_->resident_unit = -1;
+  return model_.token_losses();
 }
 
 void Engine::inference_pass(const std::function<void(UnitSource<float>&)>& f) {
@@ -227,6 +239,7 @@ std::vector<float> Engine::gather_master(int unit) {
 }
 
 std::vector<float> Engine::gather_grad(int unit) {
+  if (impl_->frozen) fatal("Engine::gather_grad", __FILE__, __LINE__, "a frozen engine has no gradient");
   const UnitShard& s = impl_->units[size_t(unit)];
   return gather_full(impl_->comm, impl_->world, s, s.grad);
 }
@@ -295,8 +308,8 @@ MemoryReport Engine::memory() const {
   const auto& I = *impl_;
   MemoryReport r;
   for (const auto& s : I.units) {
-    r.master += 4 * s.slice;
-    r.grad += 4 * s.slice;
+    r.master += s.master.bytes();
+    r.grad += s.grad.bytes();
     r.adam += s.m.bytes() + s.v.bytes();
     r.secondary += s.secondary.bytes();
   }
@@ -304,6 +317,7 @@ MemoryReport Engine::memory() const {
   r.grad_full = 0;
   for (const auto& g : I.grad_cur) r.grad_full += g.bytes();
   for (const auto& g : I.grad_shared) r.grad_full += g.bytes();
+  r.grad_full += I.reduced.bytes();
   r.qgz = I.qgz ? I.qgz->memory_bytes() : 0;
   return r;
 }

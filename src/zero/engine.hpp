@@ -68,9 +68,9 @@ struct StepStats {
 struct MemoryReport {
   int64_t master = 0, grad = 0, adam = 0;  // fp32 shards
   int64_t gather = 0;                      // the prefetch_depth + 1 full-unit slots (wire + fp32)
-  int64_t grad_full = 0;                   // full-unit gradient buffers (current (2 with overlap) + shared)
-  int64_t secondary = 0;                   // hpZ: 2Ψ/α in bf16
-  int64_t qgz = 0;                         // qgZ staging and error-feedback buffers
+  int64_t grad_full = 0;  // full-unit gradient buffers (current (2 with overlap) + shared), reduced slice
+  int64_t secondary = 0;  // hpZ: 2Ψ/α in bf16
+  int64_t qgz = 0;        // qgZ staging and error-feedback buffers
   int64_t total() const { return master + grad + adam + gather + grad_full + secondary + qgz; }
 };
 
@@ -83,8 +83,9 @@ struct MicroBatch {
 
 class Engine final : private UnitSource<float> {
  public:
-  // frozen: weights that are never stepped (rlhf's reference): no Adam
-  // moments are allocated, and train_step refuses.
+  // frozen: weights that are never stepped (rlhf's reference, generate,
+  // eval): no gradient shards, full-unit gradient buffers, qgZ staging or
+  // Adam moments are allocated, and train_step and gather_grad refuse.
   Engine(const Config& cfg, const Topology& topo, Communicator& comm, Model<float>& model,
          bool frozen = false);
   ~Engine() override;
@@ -111,6 +112,10 @@ class Engine final : private UnitSource<float> {
   // source it is handed, acquiring units in unit_schedule(Forward) order
   // (collective: every rank calls it with the same work).
   void inference_pass(const std::function<void(UnitSource<float>&)>& f);
+  // Per-token losses -log p(target) [B·T] of one micro-batch of B×T tokens
+  // (a forward with targets, the LM head's chunks: no [B, T, V] buffer),
+  // valid until the next forward (collective).
+  CVec<float> token_losses(const MicroBatch& mb);
   // Next-token probabilities [B, Tn, V] after each prefix of B sequences of
   // Tn tokens (B <= train.batch_size, Tn <= train.seq_len), valid until the
   // next forward (collective: every rank passes the same B and Tn).

@@ -84,7 +84,7 @@ struct Engine::Impl {
   // the model computes: never inside the engine's own work.
   std::unique_ptr<KernelProgress> kernel_progress;
   bool model_running = false;
-  bool frozen = false;  // never stepped: no Adam moments
+  bool frozen = false;  // never stepped: no gradient buffers, no Adam moments
   Buffer<int32_t> inputs, targets;
   WeightWatcher watch;  // tests: sees every unit's weights as handed to the model
   // Cross-step prefetch (overlap, prefetch_depth >= 1): as soon as the step's

@@ -5,7 +5,8 @@
 # give what each gives alone, --ids prints max-new-tokens ids, a BPE tokenizer
 # (--tokenizer or the run folder's tokenizer/) is used; eval reproduces the
 # run's final validation loss on the same windows; every bad input is one
-# clear line and exit status 1.
+# clear line and exit status 1, a run that would not fit in the node's memory
+# too.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
 needs_corpus
@@ -79,4 +80,17 @@ expect_error "eval: missing data" "$work/none.bin" eval "$run" --data "$work/non
 expect_error "eval: bad deck override" "zero.nonsense" eval "$run" --data data/kjv/val.bin --zero.nonsense=1
 expect_error "generate on cuda" 'train.device = "cuda": zeropp generate/eval runs on the host only' generate "$run" \
   --prompt x --train.device=cuda
+
+# Memory: generate and eval check what they will allocate (a frozen engine: no
+# gradients, no optimizer states; the KV cache, the weights' copy) against what
+# the node offers before allocating it, as training does.
+mp 1 generate "$run" --prompt x --max-new-tokens 2 --zero.inference_weights=full > /dev/null 2> "$work/mem"
+mem='^generate: memory per rank .*grad 0 B, adam 0 B, .*KV cache and decode [0-9.]+ [KM]iB, inference weights [0-9.]+ [KM]iB\); node offers'
+if grep -Eq "$mem" "$work/mem"; then ok "generate's memory line: $(grep -o 'KV cache.*' "$work/mem")"
+else bad "generate's memory line"; cat "$work/mem"; fi
+ZEROPP_MEMORY_AVAILABLE=100K expect_error "generate on a node offering 100 KiB" \
+  "memory: each rank needs .*KV cache and decode .*100.00 KiB (ZEROPP_MEMORY_AVAILABLE).*a smaller --batch" \
+  generate "$run" --prompt x
+ZEROPP_MEMORY_AVAILABLE=100K expect_error "eval on a node offering 100 KiB" \
+  "memory: each rank needs .*100.00 KiB (ZEROPP_MEMORY_AVAILABLE).*train.batch_size" eval "$run" --data data/kjv/val.bin
 finish

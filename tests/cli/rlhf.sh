@@ -6,7 +6,8 @@
 # near 0 (the reference is the same weights, int8-gathered); a run stopped at
 # iteration 2 and resumed reproduces iterations 3 and 4 exactly; SIGTERM and
 # train.max_runtime stop it at an iteration boundary with a checkpoint and
-# exit 3, as they stop `zeropp train`; bad input is one clear error.
+# exit 3, as they stop `zeropp train`; the memory check counts the rollouts'
+# KV cache and the reference; bad input is one clear error.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
 needs_corpus
@@ -28,6 +29,9 @@ line='^iter 4/4 \| reward [0-9.]+ \| kl -?[0-9.]+ \| pg loss -?[0-9.]+ \| norm [
 if [[ $rc -eq 0 ]] && grep -Eq "$line" <<< "$out" && grep -q "reference.*int8" <<< "$out"; then
   ok "4 iterations on 2 ranks log reward, KL, the time breakdown and samples/s"
 else bad "rlhf run: rc=$rc: $out"; fi
+if grep -Eq '^  memory per rank +: .*KV cache and decode [0-9.]+ [KM]iB, rlhf reference [0-9.]+ [KM]iB\); node offers' <<< "$out"; then
+  ok "the memory line counts the rollouts and the reference: $(grep -o 'KV cache.*; node' <<< "$out")"
+else bad "rlhf memory line: $(grep 'memory per rank' <<< "$out")"; fi
 kl1=$(col 1 kl "$out")
 if awk -v k="$kl1" 'BEGIN { exit !(k > -0.02 && k < 0.02) }'; then ok "KL at the first iteration is near 0 ($kl1)"
 else bad "KL at iteration 1: '$kl1'"; fi
@@ -74,6 +78,11 @@ out=$(rlhf "$work/c" --rlhf.completion_len=60); rc=$?
 if [[ $rc -eq 1 ]] && [[ $(grep -c "zeropp: error:" <<< "$out") -eq 1 ]] && grep -q "rlhf.completion_len" <<< "$out"; then
   ok "a completion longer than the position table: one error naming rlhf.completion_len"
 else bad "too long a completion: rc=$rc: $out"; fi
+out=$(ZEROPP_MEMORY_AVAILABLE=200K rlhf "$work/m"); rc=$?
+if [[ $rc -eq 1 && $(grep -c "zeropp: error:" <<< "$out") -eq 1 && ! -e $work/m ]] &&
+  grep -q "zeropp: error: memory: each rank needs .*rlhf reference .*rlhf.batch_size" <<< "$out"; then
+  ok "a node offering 200 KiB: one error counting the reference, nothing written"
+else bad "rlhf memory refusal: rc=$rc: $out"; fi
 out=$(rlhf "$work/d" --rlhf.init_from="$work/none.h5"); rc=$?
 if [[ $rc -eq 1 ]] && grep -q "zeropp: error:.*none.h5" <<< "$out" && [[ ! -e $work/d/metrics.h5 ]]; then
   ok "a missing init_from checkpoint: an error naming it, nothing written"

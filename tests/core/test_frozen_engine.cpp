@@ -1,7 +1,8 @@
-// A frozen engine (rlhf's reference, never stepped) holds no Adam moments:
-// its model states are the training engine's less 8 bytes per element of
-// this rank's shards, and it serves the same weights (bitwise the same
-// probabilities from the same initialisation).
+// A frozen engine (rlhf's reference, generate, eval: never stepped) holds no
+// gradient shards, full-unit gradient buffers, qgZ staging or Adam moments:
+// its model states are the training engine's less 12 bytes per element of
+// this rank's shards and the gradient buffers, and it serves the same weights
+// (bitwise the same probabilities from the same initialisation).
 #include <catch2/catch.hpp>
 
 #include "core/engine_fixture.hpp"
@@ -10,8 +11,9 @@
 using namespace zeropp;
 using namespace zeropp::test;
 
-TEST_CASE("a frozen engine allocates no Adam moments and serves the same weights", "[engine]") {
+TEST_CASE("a frozen engine allocates no gradients or Adam moments and serves the same weights", "[engine]") {
   Config c = tiny(1, "fp32");
+  c.zero.quantized_gradients = true;  // qgZ's staging: a gradient buffer too
   Run run(c);
   run.engine.init_weights(uint64_t(c.train.seed));
   const auto model = make_model<float>(c.model, c.train.batch_size, c.train.seq_len);
@@ -22,8 +24,15 @@ TEST_CASE("a frozen engine allocates no Adam moments and serves the same weights
   for (size_t u = 0; u < run.model->layout().units.size(); ++u)
     shard_elems += run.engine.padded(int(u)) / run.topo.P;
   CHECK(live.adam == 8 * shard_elems);
+  CHECK(live.grad == 4 * shard_elems);
+  CHECK(live.grad_full > 0);
+  CHECK(live.qgz > 0);
   CHECK(cold.adam == 0);
-  CHECK(cold.total() == live.total() - live.adam);
+  CHECK(cold.grad == 0);
+  CHECK(cold.grad_full == 0);
+  CHECK(cold.qgz == 0);
+  CHECK(cold.master == live.master);
+  CHECK(cold.total() == live.total() - live.adam - live.grad - live.grad_full - live.qgz);
   const std::vector<int32_t> tokens = micro_batches(*run.train, 0, 1)[0].tokens;
   const int B = c.train.batch_size, T = c.train.seq_len;
   std::vector<float> want(size_t(B) * T * size_t(c.model.vocab_size)), got(want.size());

@@ -68,6 +68,11 @@ TEST_CASE("the memory estimate equals what the engine and the model allocate", "
         const int64_t engine_tokens = 2 * 4 * int64_t(c.train.batch_size) * c.train.seq_len;
         CHECK(e.activations == run.model->activation_bytes() + engine_tokens);
         CHECK(run.memory.need.total() == e.total());  // what Run checked before allocating
+        // The same deck's frozen engine (generate, eval, rlhf's reference): its states alone.
+        Engine frozen(c, run.topo, *run.comm, *run.model, true);
+        const MemoryEstimate f = estimate_frozen_memory(c, run.topo.P, run.topo.X);
+        check_equal(f.states, frozen.memory());
+        CHECK(f.activations == e.activations);
         if (v.hpz == 0 && run.topo.X > 1) CHECK(e.states.secondary > 0);
         if (v.qg) CHECK(e.states.qgz > 0);
       }

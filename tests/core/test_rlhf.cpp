@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "core/engine_fixture.hpp"
 #include "core/full_weights.hpp"
+#include "kernels/device_memory.hpp"
 #include "src/app/policy_gradient.hpp"
 #include "src/app/reward.hpp"
 #include "src/app/rollout.hpp"
@@ -70,19 +72,30 @@ TEST_CASE("rollouts continue each prompt through the generator and score what th
 }
 
 TEST_CASE("completion log-probabilities are read at the positions that predict the completion", "[rlhf]") {
-  // V = 4, B = 2, Tp = 2, Tc = 3: rows of Tn = 4 inputs; row 0 predicts token 1 with
-  // probability 1 everywhere, row 1 splits evenly between tokens 0 and 2.
-  const int V = 4, B = 2, Tp = 2, Tc = 3, Tn = Tp + Tc - 1;
-  std::vector<float> p(size_t(B) * Tn * V, 0.0f);
-  for (int i = 0; i < Tn; ++i) {
-    p[size_t(i * V + 1)] = 1.0f;
-    p[size_t((Tn + i) * V + 0)] = p[size_t((Tn + i) * V + 2)] = 0.5f;
-  }
-  const std::vector<int32_t> seqs = {0, 3, 1, 1, 1, 2, 2, 0, 2, 0};
+  // B = 2, Tp = 2, Tc = 3: rows of Tn = 4 inputs; loss 10·b + position.
+  const int B = 2, Tp = 2, Tc = 3, Tn = Tp + Tc - 1;
+  std::vector<float> losses(size_t(B) * Tn);
+  for (int b = 0; b < B; ++b)
+    for (int i = 0; i < Tn; ++i) losses[size_t(b * Tn + i)] = float(10 * b + i);
   const std::vector<double> lp =
-      completion_log_probs(CVec<float>(p.data(), int64_t(p.size())), seqs, B, Tp, Tc);
-  for (int t = 0; t < Tc; ++t) {
-    CHECK(lp[size_t(t)] == 0.0);
-    CHECK(lp[size_t(Tc + t)] == Approx(std::log(0.5)));
+      completion_log_probs(CVec<float>(losses.data(), int64_t(losses.size())), B, Tp, Tc);
+  REQUIRE(lp.size() == size_t(B) * Tc);
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < Tc; ++t) CHECK(lp[size_t(b * Tc + t)] == -double(10 * b + Tp - 1 + t));
+}
+
+TEST_CASE("the engine's per-token losses are minus the log of its probabilities at the targets", "[rlhf]") {
+  // What rlhf scores with (Engine::token_losses) against the full probabilities it replaced.
+  Config c = test::tiny(1, "fp32");
+  Run run(c);
+  const int B = c.train.batch_size, T = c.train.seq_len, V = c.model.vocab_size;
+  const MicroBatch mb = micro_batches(*run.train, 0, 1)[0];
+  std::vector<float> p(size_t(B) * T * size_t(V)), losses(size_t(B) * T);
+  copy_to_host(run.engine.probs(mb.tokens, B, T), p.data());
+  copy_to_host(run.engine.token_losses(mb), losses.data());
+  for (size_t i = 0; i < losses.size(); ++i) {
+    INFO("token " << i);
+    CHECK(-double(losses[i]) ==
+          Approx(std::log(double(p[i * size_t(V) + size_t(mb.targets[i])]))).margin(1e-5));
   }
 }

@@ -39,7 +39,7 @@ class GPT final : public Decoder<T> {
   CVec<T> decode(CVec<int32_t> tokens, int B, int Tn, int pos, UnitSource<T>& src) override;
 
  private:
-  std::pair<int, int> mlp_widths() const override { return {4 * this->cfg_.n_embd, 4 * this->cfg_.n_embd}; }
+  std::pair<int, int> mlp_widths() const override { return gpt2_mlp_widths(this->cfg_); }
   struct Acts;
   using Decoder<T>::cfg_;
   using Decoder<T>::layout_;

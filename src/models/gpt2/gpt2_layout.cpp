@@ -44,6 +44,8 @@ ModelDescription gpt2_description(const ModelConfig& m) {
   return d;
 }
 
+std::pair<int, int> gpt2_mlp_widths(const ModelConfig& m) { return {4 * m.n_embd, 4 * m.n_embd}; }
+
 int64_t gpt2_activation_bytes(const ModelConfig& m, int B, int T) {
   const int64_t BT = int64_t(B) * T, C = m.n_embd, V = m.vocab_size, L = m.n_layer;
   const int64_t att = BT * m.n_head * T;  // B·NH·T·T

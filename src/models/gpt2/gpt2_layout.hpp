@@ -6,6 +6,8 @@
 // The LM head is tied to wte: unit 0 is declared shared.
 #pragma once
 
+#include <utility>
+
 #include "src/models/model.hpp"
 
 namespace zeropp {
@@ -21,6 +23,9 @@ enum BlockParam { LN1W, LN1B, ATTNW, ATTNB, APROJW, APROJB, LN2W, LN2B, FCW, FCB
 
 // What GPT<float>(m, B, T).activation_bytes() reports.
 int64_t gpt2_activation_bytes(const ModelConfig& m, int B, int T);
+
+// The widths of the MLP's two activations per token (fc and its GELU: 4C each).
+std::pair<int, int> gpt2_mlp_widths(const ModelConfig& m);
 
 // The matmuls with weights, the LM head and attention's two T×T products,
 // as in PaLM's appendix B.

@@ -34,7 +34,7 @@ class Llama final : public Decoder<T> {
   CVec<T> decode(CVec<int32_t> tokens, int B, int Tn, int pos, UnitSource<T>& src) override;
 
  private:
-  std::pair<int, int> mlp_widths() const override { return {2 * F_, F_}; }
+  std::pair<int, int> mlp_widths() const override { return llama_mlp_widths(this->cfg_); }
   struct Acts;
   using Decoder<T>::cfg_;
   using Decoder<T>::layout_;

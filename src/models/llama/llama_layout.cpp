@@ -39,6 +39,10 @@ ModelDescription llama_description(const ModelConfig& m) {
   return d;
 }
 
+std::pair<int, int> llama_mlp_widths(const ModelConfig& m) {
+  return {2 * llama::ffn_hidden(m), llama::ffn_hidden(m)};
+}
+
 int64_t llama_activation_bytes(const ModelConfig& m, int B, int T) {
   const int64_t BT = int64_t(B) * T, C = m.n_embd, V = m.vocab_size, L = m.n_layer, F = llama::ffn_hidden(m);
   const int64_t att = BT * m.n_head * T;  // B·NH·T·T

@@ -8,6 +8,8 @@
 // the head is [V, C] like the embeddings.
 #pragma once
 
+#include <utility>
+
 #include "src/models/model.hpp"
 
 namespace zeropp {
@@ -26,6 +28,9 @@ inline int ffn_hidden(const ModelConfig& m) { return m.ffn_hidden > 0 ? m.ffn_hi
 
 // What Llama<float>(m, B, T).activation_bytes() reports.
 int64_t llama_activation_bytes(const ModelConfig& m, int B, int T);
+
+// The widths of the MLP's two activations per token (gate|up 2F, SwiGLU F).
+std::pair<int, int> llama_mlp_widths(const ModelConfig& m);
 
 // The weight matmuls, attention's two T×T products and the head.
 double llama_forward_flops_per_token(const ModelConfig& m, int seq_len);
