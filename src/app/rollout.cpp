@@ -2,8 +2,6 @@
 
 #include "kernels/device_memory.hpp"
 
-#include "kernels/device_memory.hpp"
-
 namespace zeropp {
 
 std::vector<int32_t> sample_completions(Model<float>& model, const PassRunner& run,

@@ -102,18 +102,25 @@ TEST_CASE("a training step and a decode step touch the model's buffers only thro
     model->forward(tokens.view(), CVec<int32_t>(), B, Tn, dev);
     std::vector<float> probs(size_t(BT) * V);
     copy_to_host(model->probs(), probs.data());
-    {  // rlhf's log-probabilities of completions [Tp = 2, Tc = 4] read them too
-      const int Tp = 2, Tc = 4, S = Tp + Tc;
-      std::vector<int32_t> seqs;
-      for (int b = 0; b < B; ++b) {
-        seqs.insert(seqs.end(), tok.begin() + b * Tn, tok.begin() + (b + 1) * Tn);
-        seqs.push_back(int32_t(b));
-      }
-      const std::vector<double> lp = completion_log_probs(model->probs(), seqs, B, Tp, Tc);
+    {  // rlhf's log-probabilities of completions [Tp = 2, Tc = 4]: per-token losses of a
+       // forward whose targets are the next tokens, read through copy_to_host
+      const int Tp = 2, Tc = 4;  // Tp + Tc = Tn + 1
+      std::vector<int32_t> next(static_cast<size_t>(BT));
       for (int b = 0; b < B; ++b)
-        for (int t = 0; t < Tc; ++t)
-          CHECK(lp[size_t(b * Tc + t)] ==
-                Approx(std::log(probs[size_t((b * Tn + Tp + t - 1) * V + seqs[size_t(b * S + Tp + t)])])));
+        for (int t = 0; t < Tn; ++t) next[size_t(b * Tn + t)] = t + 1 < Tn ? tok[size_t(b * Tn + t + 1)] : b;
+      Buffer<int32_t> next_dev("next", BT);
+      copy_to_device(next.data(), next_dev.view());
+      model->set_backward_follows(false);
+      model->forward(tokens.view(), next_dev.view(), B, Tn, dev);
+      model->set_backward_follows(true);
+      const std::vector<double> lp = completion_log_probs(model->token_losses(), B, Tp, Tc);
+      for (int b = 0; b < B; ++b)
+        for (int t = 0; t < Tc; ++t) {
+          const int pos = Tp + t - 1;
+          CHECK(
+              lp[size_t(b * Tc + t)] ==
+              Approx(std::log(probs[size_t((b * Tn + pos) * V + next[size_t(b * Tn + pos)])])).margin(1e-5));
+        }
     }
     model->decode_reset(B);
     const CVec<float> logits = model->decode(tokens.view(), B, Tn, 0, dev);
