@@ -30,9 +30,11 @@ void axpy(float* y, const float* x, float a, int64_t n, cudaStream_t stream) {
 void copy_rows(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t rows,
                int64_t width, cudaStream_t stream) {
   if (rows == 0 || width == 0) return;
-  const size_t f = sizeof(float);
-  ZCHECK_CUDA(cudaMemcpy2DAsync(dst, size_t(dst_stride) * f, src, size_t(src_stride) * f, size_t(width) * f,
-                                size_t(rows), cudaMemcpyDeviceToDevice, stream));
+  // One row's strides are not used (the host's contract); CUDA wants pitches of at least the width.
+  const size_t f = sizeof(float), dpitch = size_t(rows == 1 ? width : dst_stride) * f,
+               spitch = size_t(rows == 1 ? width : src_stride) * f;
+  ZCHECK_CUDA(cudaMemcpy2DAsync(dst, dpitch, src, spitch, size_t(width) * f, size_t(rows),
+                                cudaMemcpyDeviceToDevice, stream));
 }
 
 double sum(const float* x, int64_t n, cudaStream_t stream) {

@@ -6,7 +6,7 @@
 # 2 emulated nodes, validation and a sample every run: 2 steps with the
 # end-of-run checkpoint (first_non_finite, the writer), a resume to step 4
 # (the reader) whose steps equal an uninterrupted run's outside the arena,
-# then --init-from and `zeropp generate` from that checkpoint. ~5 s.
+# then --init-from and `zeropp generate` from that checkpoint. ~3 s.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
 needs_corpus
