@@ -2,11 +2,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
-#include <condition_variable>
-#include <deque>
-#include <mutex>
 #include <optional>
-#include <thread>
 #include <unordered_map>
 
 #include "io/checkpoint.hpp"
@@ -14,69 +10,15 @@
 #include "io/checkpoint_metadata.hpp"
 #include "io/checkpoint_scan.hpp"
 #include "io/checkpoint_shards.hpp"
+#include "io/checksum_worker.hpp"
 #include "io/h5_util.hpp"
 #include "io/phase_timer.hpp"
+#include "io/shard_staging.hpp"
 #include "src/base/errors.hpp"
 
 namespace zeropp {
 using namespace ckpt;
 using namespace h5;
-
-namespace {
-
-// Checksums of parts computed on a helper thread while the caller reads on.
-class ChecksumWorker {
- public:
-  explicit ChecksumWorker(std::vector<uint64_t>& sums) : sums_(sums), thread_([this] { run(); }) {}
-  ~ChecksumWorker() { finish(); }
-  ChecksumWorker(const ChecksumWorker&) = delete;
-  ChecksumWorker& operator=(const ChecksumWorker&) = delete;
-  // sums[index] = checksum of n floats at flat index `first`: `data`, or `owned` when given.
-  void add(size_t index, const float* data, int64_t first, int64_t n, std::vector<float> owned) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      jobs_.push_back({index, data, first, n, std::move(owned)});
-    }
-    cv_.notify_one();
-  }
-  void finish() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      done_ = true;
-    }
-    cv_.notify_one();
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  struct Job {
-    size_t index;
-    const float* data;
-    int64_t first, n;
-    std::vector<float> owned;
-  };
-  void run() {
-    while (true) {
-      Job j;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        cv_.wait(lock, [&] { return !jobs_.empty() || done_; });
-        if (jobs_.empty()) return;
-        j = std::move(jobs_.front());
-        jobs_.pop_front();
-      }
-      sums_[j.index] = checksum_part(j.owned.empty() ? j.data : j.owned.data(), j.first, j.n);
-    }
-  }
-  std::vector<uint64_t>& sums_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<Job> jobs_;
-  bool done_ = false;
-  std::thread thread_;  // last: starts after the members above exist
-};
-
-}  // namespace
 
 CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const ShardGroups& groups) {
   QuietHdf5 quiet;
@@ -152,14 +94,17 @@ CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const Sha
         ZCHECK_H5(
             H5Dread(d.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), dxpl.get(), e > b ? dst : &dummy));
       };
-      read_range(s.begin, s.end, s.data);
+      // Into host memory, then to the engine's (kernels/device_memory.hpp).
+      std::vector<float> mine(static_cast<size_t>(s.end - s.begin));
+      read_range(s.begin, s.end, mine.data());
+      shard_from_host(mine, s);
       if (tiles[k]) {
-        summer.add(k, s.data, s.begin, s.end - s.begin, {});
+        summer.add(k, s.begin, std::move(mine));
       } else {
         const int64_t b = numel * rank / size, e = numel * (rank + 1) / size;
         std::vector<float> part(static_cast<size_t>(e - b));
         read_range(b, e, part.data());
-        summer.add(k, nullptr, b, e - b, std::move(part));
+        summer.add(k, b, std::move(part));
       }
       ++k;
     }

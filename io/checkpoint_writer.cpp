@@ -9,14 +9,15 @@
 #include <filesystem>
 #include <optional>
 #include <sstream>
-#include <thread>
 
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_files.hpp"
 #include "io/checkpoint_shards.hpp"
+#include "io/checksum_worker.hpp"
 #include "io/disk_space.hpp"
 #include "io/h5_util.hpp"
 #include "io/phase_timer.hpp"
+#include "io/shard_staging.hpp"
 #include "src/base/errors.hpp"
 
 namespace zeropp {
@@ -25,22 +26,6 @@ using namespace ckpt;
 using namespace h5;
 
 namespace {
-
-// A thread joined when it goes out of scope (also when an exception passes).
-class JoiningThread {
- public:
-  template <class F>
-  explicit JoiningThread(F&& f) : t_(std::forward<F>(f)) {}
-  ~JoiningThread() { join(); }
-  void join() {
-    if (t_.joinable()) t_.join();
-  }
-  JoiningThread(const JoiningThread&) = delete;
-  JoiningThread& operator=(const JoiningThread&) = delete;
-
- private:
-  std::thread t_;
-};
 
 struct FaultSetting {
   int rank = -1;
@@ -143,17 +128,13 @@ void write_file(MPI_Comm comm, const std::string& dir, const std::string& name, 
   agree_on_error(comm, err);
   timer.mark("checks");
 
-  // 4. Checksums: each rank over its part, on a helper thread (no MPI, no
-  //    HDF5) while this one writes the data and waits for the disk; summed
-  //    over the ranks and written as attributes afterwards.
+  // 4. Checksums: each rank over its part (the host copy each dataset is
+  //    written from), on a helper thread while this one writes the data and
+  //    waits for the disk; summed over the ranks and written as attributes afterwards.
   size_t n_tensors = 0;
   for (const auto& gs : groups) n_tensors += gs.second.size();
   std::vector<uint64_t> sums(n_tensors, 0);
-  JoiningThread summer([&] {
-    size_t i = 0;
-    for (const auto& gs : groups)
-      for (const TensorShard& s : gs.second) sums[i++] = checksum_part(s.data, s.begin, s.end - s.begin);
-  });
+  ChecksumWorker summer(sums);
 
   // 5. The file, collectively.
   H5Id fapl = parallel_fapl(comm);
@@ -218,14 +199,16 @@ void write_file(MPI_Comm comm, const std::string& dir, const std::string& name, 
       H5Id d(ZCHECK_H5(H5Dcreate2(group.get(), s.name.c_str(), H5T_IEEE_F32LE, fspace.get(), H5P_DEFAULT,
                                   dcpl.get(), H5P_DEFAULT)),
              H5Dclose);
+      std::vector<float> part = shard_to_host(s);
       if (numel_of(s.shape) > 0) {
         const int64_t n = s.end - s.begin;
         select_flat_range(fspace.get(), s.shape, s.begin, s.end);
         H5Id mspace = memory_space(n);
         static const float dummy = 0;
-        ZCHECK_H5(
-            H5Dwrite(d.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), dxpl.get(), n ? s.data : &dummy));
+        ZCHECK_H5(H5Dwrite(d.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), dxpl.get(),
+                           n ? part.data() : &dummy));
       }
+      summer.add(datasets.size(), s.begin, std::move(part));
       datasets.push_back(std::move(d));
       maybe_fault(rank, CheckpointFault::kAfterDatasets, ++written);
     }
@@ -234,7 +217,7 @@ void write_file(MPI_Comm comm, const std::string& dir, const std::string& name, 
   // Every rank's data to stable storage (MPI_File_sync on every rank).
   ZCHECK_H5(H5Fflush(f, H5F_SCOPE_GLOBAL));
   timer.mark("flush");
-  summer.join();
+  summer.finish();
   ZCHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, sums.data(), int(sums.size()), MPI_UINT64_T, MPI_SUM, comm));
   timer.mark("checksums");
   for (size_t k = 0; k < datasets.size(); ++k) {

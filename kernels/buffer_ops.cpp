@@ -16,8 +16,8 @@
 namespace zeropp {
 
 // fill and copy run on the device for every element type but double (which
-// never lives there: the host's gradient checks); scale, sum and dot are
-// float's (ZEROPP_ON_DEVICE).
+// never lives there: the host's gradient checks); scale, sum, dot, axpy and
+// copy_rows are float's (ZEROPP_ON_DEVICE).
 // On the host, Kokkos::deep_copy fills element by element in baseline code;
 // clearing gradients and scratch every step (~14 MB a layer of `tiny`) is a memset.
 template <class T>
@@ -92,20 +92,18 @@ double dot(CVec<T> w, CVec<T> x) {
   return s;
 }
 
-// No CUDA twins yet: with a device context installed these refuse.
 template <class T>
 void axpy(Vec<T> y, CVec<T> x, T a) {
-  if (device_context()) no_device_twin("axpy");
   if (y.size() != x.size())
     fatal("axpy", __FILE__, __LINE__,
           "y has " + std::to_string(y.size()) + " elements, x " + std::to_string(x.size()));
+  ZEROPP_ON_DEVICE(T, "axpy", cuda::axpy(y.data(), x.data(), a, int64_t(y.size()), ZD->stream));
   Kokkos::parallel_for(
       "buffer_axpy", Range(0, int64_t(y.size())), KOKKOS_LAMBDA(int64_t i) { y(i) += a * x(i); });
 }
 
 template <class T>
 void copy_rows(Vec<T> dst, int64_t dst_stride, CVec<T> src, int64_t src_stride, int64_t rows, int64_t width) {
-  if (device_context()) no_device_twin("copy_rows");
   if (rows == 0) return;
   const auto span = [&](int64_t stride) { return (rows - 1) * stride + width; };
   if (int64_t(dst.size()) < span(dst_stride) || int64_t(src.size()) < span(src_stride))
@@ -114,6 +112,8 @@ void copy_rows(Vec<T> dst, int64_t dst_stride, CVec<T> src, int64_t src_stride, 
               std::to_string(span(dst_stride)) + " and " + std::to_string(span(src_stride)) +
               " elements; the views have " + std::to_string(dst.size()) + " and " +
               std::to_string(src.size()));
+  ZEROPP_ON_DEVICE(T, "copy_rows",
+                   cuda::copy_rows(dst.data(), dst_stride, src.data(), src_stride, rows, width, ZD->stream));
   Kokkos::parallel_for(
       "buffer_copy_rows", Range(0, rows * width), KOKKOS_LAMBDA(int64_t k) {
         const int64_t r = k / width, i = k % width;

@@ -1,6 +1,7 @@
 // The buffer operations of kernels/buffer_ops.hpp on the GPU, on raw device
 // pointers and the stream last (kernels/buffer_ops.cpp dispatches to them with
-// a device context installed). fill, copy and scale are asynchronous on
+// a device context installed). fill, copy, scale, axpy and copy_rows are
+// asynchronous on
 // `stream` and bit for bit the host's; sum and dot wait for `stream` and
 // return the value (kernels/cuda/reduce_sum.cuh: double accumulation in a
 // fixed tree order, so within double rounding of the host's sequential sum).
@@ -22,5 +23,10 @@ void scale(float* x, float a, int64_t n, cudaStream_t stream = nullptr);
 // sum_i x[i] and sum_i w[i]·x[i], in double.
 double sum(const float* x, int64_t n, cudaStream_t stream = nullptr);
 double dot(const float* w, const float* x, int64_t n, cudaStream_t stream = nullptr);
+// y[i] += a·x[i].
+void axpy(float* y, const float* x, float a, int64_t n, cudaStream_t stream = nullptr);
+// `rows` rows of `width` elements between strided device ranges (cudaMemcpy2DAsync).
+void copy_rows(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t rows,
+               int64_t width, cudaStream_t stream = nullptr);
 
 }  // namespace zeropp::cuda

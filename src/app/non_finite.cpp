@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <vector>
+
+#include "io/shard_staging.hpp"
 
 namespace zeropp {
 
@@ -23,10 +26,12 @@ std::string non_finite_message(int64_t step, double loss, double grad_norm, cons
 
 std::optional<std::string> first_non_finite(const ShardGroups& groups) {
   for (const auto& [g, shards] : groups)
-    for (const TensorShard& s : shards)
-      for (int64_t i = 0; i < s.end - s.begin; ++i)
-        if (!std::isfinite(s.data[i]))
-          return "/" + g + "/" + s.name + "[" + std::to_string(s.begin + i) + "]";
+    for (const TensorShard& s : shards) {
+      const std::vector<float> part = shard_to_host(s);  // engine memory: on the device in a GPU run
+      for (size_t i = 0; i < part.size(); ++i)
+        if (!std::isfinite(part[i]))
+          return "/" + g + "/" + s.name + "[" + std::to_string(s.begin + int64_t(i)) + "]";
+    }
   return std::nullopt;
 }
 

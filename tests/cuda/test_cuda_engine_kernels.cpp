@@ -124,6 +124,35 @@ TEST_CASE("device memory and buffer operations under a device context", "[cuda-k
   REQUIRE_THROWS_AS(zeropp::sum<double>(CVec<double>(d.data(), 4)), zeropp::Error);
 }
 
+TEST_CASE("axpy, copy_rows and token copies under a device context", "[cuda-kernels]") {
+  if (!device_or_skip()) return;
+  std::mt19937 rng(33);
+  const int64_t rows = 37, width = 300, src_stride = 311, dst_stride = 517;
+  const int64_t n = rows * dst_stride;
+  const auto x = random_floats(size_t(n), rng, -10, 10), y0 = random_floats(size_t(n), rng, -10, 10);
+  const auto src = random_floats(size_t((rows - 1) * src_stride + width), rng);
+  // the host's results, no context
+  auto hy = y0, hrows = y0;
+  zeropp::axpy(hview(hy), CVec<float>(x.data(), n), -0.37f);
+  zeropp::copy_rows(hview(hrows), dst_stride, CVec<float>(src.data(), int64_t(src.size())), src_stride, rows,
+                    width);
+  std::vector<int32_t> tokens(1001);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = int32_t(i * 7919 % 50257);
+
+  OnDevice dev;
+  Buffer<float> dy = upload(y0), dx = upload(x), drows = upload(y0), dsrc = upload(src);
+  zeropp::axpy<float>(dy.view(), dx.view(), -0.37f);
+  REQUIRE_AGREES("axpy", to_host(dy), hy, kBitExact);
+  zeropp::copy_rows<float>(drows.view(), dst_stride, dsrc.view(), src_stride, rows, width);
+  REQUIRE_AGREES("copy_rows", to_host(drows), hrows, kBitExact);
+  Buffer<int32_t> t1 = upload(tokens), t2("t2", 1001);
+  zeropp::copy<int32_t>(t2.view(), t1.view());
+  REQUIRE(to_host(t2) == tokens);
+  // double still refuses
+  std::vector<double> d(4);
+  REQUIRE_THROWS_AS(zeropp::axpy(Vec<double>(d.data(), 4), CVec<double>(d.data(), 4), 2.0), zeropp::Error);
+}
+
 TEST_CASE("engine elementwise kernels, AdamW and sum of squares under a device context", "[cuda-kernels]") {
   if (!device_or_skip()) return;
   std::mt19937 rng(32);
