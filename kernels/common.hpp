@@ -2,8 +2,12 @@
 //
 // Kernels work on flat, non-owning 1-D Kokkos Views; shapes are passed as
 // integers and documented in each kernel's header (row-major, llm.c style).
-// With Debian's Serial Kokkos the Views live in host memory; with a
-// CUDA-enabled Kokkos the same kernels run on the device.
+// Kokkos is the host's execution backend: the kernels here run on Kokkos'
+// default HOST execution space (Serial with Debian's Kokkos; OpenMP or
+// Threads where a site's Kokkos has them), also when that Kokkos was built
+// with CUDA. The GPU path is kernels/cuda, reached through the device
+// context (kernels/device_context.hpp), not Kokkos' CUDA backend: the host
+// kernels use x86 SIMD and OpenMP, which device code cannot.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -11,7 +15,7 @@
 
 namespace zeropp {
 
-using ExecSpace = Kokkos::DefaultExecutionSpace;
+using ExecSpace = Kokkos::DefaultHostExecutionSpace;
 using MemSpace = ExecSpace::memory_space;
 
 // Owning buffer.

@@ -13,6 +13,7 @@
 // Doubles (gradient checks) keep the library exponential.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -42,7 +43,7 @@ KOKKOS_FORCEINLINE_FUNCTION float exp_nonpositive(float x) {
   memcpy(&scale, &bits, sizeof scale);
   return er * scale + (x - x);  // x - x: 0, or NaN for a NaN/infinite x
 }
-KOKKOS_INLINE_FUNCTION double exp_nonpositive(double x) { return Kokkos::Experimental::exp(x); }
+KOKKOS_INLINE_FUNCTION double exp_nonpositive(double x) { return std::exp(x); }
 
 // tanh(u) = sign(u) (1 - e) / (1 + e) with e = exp(-2|u|) <= 1, so the
 // exponential above applies; |u| and the sign are taken in the bits (no
@@ -66,8 +67,6 @@ KOKKOS_FORCEINLINE_FUNCTION float tanh_vectorisable(float u) {
   memcpy(&out, &tb, sizeof out);
   return out;
 }
-KOKKOS_INLINE_FUNCTION double tanh_vectorisable(double u) {
-  return 1.0 - 2.0 / (Kokkos::Experimental::exp(2.0 * u) + 1.0);
-}
+KOKKOS_INLINE_FUNCTION double tanh_vectorisable(double u) { return 1.0 - 2.0 / (std::exp(2.0 * u) + 1.0); }
 
 }  // namespace zeropp

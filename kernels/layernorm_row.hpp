@@ -5,6 +5,8 @@
 // returned. Always inlined into the kernel's per-ISA body (kernels/simd_dispatch.hpp).
 #pragma once
 
+#include <cmath>
+
 #include "kernels/common.hpp"
 #include "kernels/lane_sum.hpp"
 
@@ -22,7 +24,7 @@ KOKKOS_FORCEINLINE_FUNCTION RowStats<T> layernorm_row(const T* x, T* out, const 
   const T m = lane_sum<T>(C, [x](int64_t c) ZEROPP_SIMD_INLINE_LAMBDA { return x[c]; }) / C;
   const T ss =
       lane_sum<T>(C, [x, m](int64_t c) ZEROPP_SIMD_INLINE_LAMBDA { return (x[c] - m) * (x[c] - m); });
-  const T s = T(1) / Kokkos::Experimental::sqrt(ss / C + T(kLayerNormEps));
+  const T s = T(1) / std::sqrt(ss / C + T(kLayerNormEps));
   for (int c = 0; c < C; ++c) out[c] = (x[c] - m) * s * w[c] + b[c];
   return {m, s};
 }

@@ -24,7 +24,7 @@ void rmsnorm_forward(Vec<T> out, Vec<T> rstd, CVec<T> inp, CVec<T> weight, int N
         const T* xr = x + n * C;
         T ss = 0;
         for (int c = 0; c < C; ++c) ss += xr[c] * xr[c];
-        const T r = T(1) / Kokkos::Experimental::sqrt(ss / T(C) + T(kEps));
+        const T r = T(1) / std::sqrt(ss / T(C) + T(kEps));
         rs[n] = r;
         T* orow = o + n * C;
         for (int c = 0; c < C; ++c) orow[c] = xr[c] * r * w[c];

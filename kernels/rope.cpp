@@ -15,8 +15,8 @@ template <class T>
 KOKKOS_INLINE_FUNCTION void rotate_row(T* y, const T* x, int t, int C, int hs, T sign, bool acc) {
   for (int h = 0; h < 2 * C / hs; ++h)
     for (int i = 0; i < hs / 2; ++i) {
-      const T theta = T(t) * Kokkos::Experimental::pow(T(kBase), -T(2 * i) / T(hs));
-      const T c = Kokkos::Experimental::cos(theta), s = sign * Kokkos::Experimental::sin(theta);
+      const T theta = T(t) * std::pow(T(kBase), -T(2 * i) / T(hs));
+      const T c = std::cos(theta), s = sign * std::sin(theta);
       const int j = h * hs + 2 * i;
       const T a = x[j] * c - x[j + 1] * s, b = x[j] * s + x[j + 1] * c;
       y[j] = acc ? y[j] + a : a;

@@ -15,7 +15,7 @@ void swiglu_forward(Vec<T> out, CVec<T> inp, int64_t N, int F) {
       "swiglu_forward", Range(0, N * F), KOKKOS_LAMBDA(const int64_t i) {
         const int64_t n = i / F, f = i % F;
         const T a = x[n * 2 * F + f], b = x[n * 2 * F + F + f];
-        o[i] = a / (T(1) + Kokkos::Experimental::exp(-a)) * b;
+        o[i] = a / (T(1) + std::exp(-a)) * b;
       });
 }
 
@@ -30,7 +30,7 @@ void swiglu_backward(Vec<T> dinp, CVec<T> inp, CVec<T> dout, int64_t N, int F) {
       "swiglu_backward", Range(0, N * F), KOKKOS_LAMBDA(const int64_t i) {
         const int64_t n = i / F, f = i % F;
         const T a = x[n * 2 * F + f], b = x[n * 2 * F + F + f];
-        const T s = T(1) / (T(1) + Kokkos::Experimental::exp(-a));
+        const T s = T(1) / (T(1) + std::exp(-a));
         dx[n * 2 * F + f] += dy[i] * b * s * (T(1) + a * (T(1) - s));
         dx[n * 2 * F + F + f] += dy[i] * a * s;
       });
