@@ -22,14 +22,8 @@ namespace zeropp {
 // clearing gradients and scratch every step (~14 MB a layer of `tiny`) is a memset.
 template <class T>
 void fill(Vec<T> x, T v) {
-#ifdef ZEROPP_HAVE_CUDA
-  if (DeviceContext* d = device_context()) {
-    if constexpr (std::is_same_v<T, double>)
-      no_device_twin("fill (double)");
-    else
-      return cuda::fill(x.data(), v, int64_t(x.size()), d->stream);
-  }
-#endif
+  ZEROPP_DEVICE_IF((!std::is_same_v<T, double>), "fill",
+                   cuda::fill(x.data(), v, int64_t(x.size()), ZD->stream));
   const KernelScope scope;  // device-buffer access, as around a Kokkos kernel
   const T zero{};
   if (std::memcmp(&v, &zero, sizeof v) == 0)  // all bits zero (not -0.0)
@@ -40,14 +34,8 @@ void fill(Vec<T> x, T v) {
 
 template <class T>
 void copy(Vec<T> dst, CVec<T> src) {
-#ifdef ZEROPP_HAVE_CUDA
-  if (DeviceContext* d = device_context()) {
-    if constexpr (std::is_same_v<T, double>)
-      no_device_twin("copy (double)");
-    else
-      return cuda::copy(dst.data(), src.data(), int64_t(src.size() * sizeof(T)), d->stream);
-  }
-#endif
+  ZEROPP_DEVICE_IF((!std::is_same_v<T, double>), "copy",
+                   cuda::copy(dst.data(), src.data(), int64_t(src.size() * sizeof(T)), ZD->stream));
   Kokkos::deep_copy(dst, src);
 }
 
@@ -60,14 +48,7 @@ void scale(Vec<T> x, T a) {
 
 template <class T>
 double sum(CVec<T> x) {
-#ifdef ZEROPP_HAVE_CUDA
-  if (DeviceContext* d = device_context()) {
-    if constexpr (std::is_same_v<T, float>)
-      return cuda::sum(x.data(), int64_t(x.size()), d->stream);
-    else
-      no_device_twin("sum (double)");
-  }
-#endif
+  ZEROPP_ON_DEVICE(T, "sum", cuda::sum(x.data(), int64_t(x.size()), ZD->stream));
   double s = 0;
   Kokkos::parallel_reduce(
       "buffer_sum", Range(0, int64_t(x.size())),
@@ -77,14 +58,7 @@ double sum(CVec<T> x) {
 
 template <class T>
 double dot(CVec<T> w, CVec<T> x) {
-#ifdef ZEROPP_HAVE_CUDA
-  if (DeviceContext* d = device_context()) {
-    if constexpr (std::is_same_v<T, float>)
-      return cuda::dot(w.data(), x.data(), int64_t(x.size()), d->stream);
-    else
-      no_device_twin("dot (double)");
-  }
-#endif
+  ZEROPP_ON_DEVICE(T, "dot", cuda::dot(w.data(), x.data(), int64_t(x.size()), ZD->stream));
   double s = 0;
   Kokkos::parallel_reduce(
       "buffer_dot", Range(0, int64_t(x.size())),

@@ -57,19 +57,21 @@ class ScopedDeviceContext {
 // kernels/device_dispatch.hpp, which brings the twins):
 //   ZEROPP_ON_DEVICE(T, "layernorm_forward",
 //                    cuda::layernorm_forward(out.data(), ..., ZD->stream));
-// With a context installed, a float call runs `call` (ZD is the context) and
-// returns; a double call refuses. Without one, or without CUDA, it is nothing.
+// With a context installed, a float call returns `call` (ZD is the context:
+// a void call, or the value the host needs); a double call refuses. Without
+// one, or without CUDA, it is nothing. ZEROPP_DEVICE_IF is the same with the
+// condition given (fill and copy run on the device for every type but double).
 #ifdef ZEROPP_HAVE_CUDA
-#define ZEROPP_ON_DEVICE(T, name, call)                           \
+#define ZEROPP_DEVICE_IF(on_device, name, call)                   \
   if (::zeropp::DeviceContext* ZD = ::zeropp::device_context()) { \
-    if constexpr (std::is_same_v<T, float>) {                     \
-      call;                                                       \
-      return;                                                     \
+    if constexpr (on_device) {                                    \
+      return call;                                                \
     } else {                                                      \
       (void)ZD;                                                   \
       ::zeropp::no_device_twin(name " (double)");                 \
     }                                                             \
   }
 #else
-#define ZEROPP_ON_DEVICE(T, name, call)
+#define ZEROPP_DEVICE_IF(on_device, name, call)
 #endif
+#define ZEROPP_ON_DEVICE(T, name, call) ZEROPP_DEVICE_IF((std::is_same_v<T, float>), name, call)

@@ -27,14 +27,7 @@ struct SumSquares {
 
 template <class T>
 double sum_squares(CVec<T> x, int64_t n) {
-#ifdef ZEROPP_HAVE_CUDA
-  if (DeviceContext* d = device_context()) {  // ZEROPP_ON_DEVICE, with the value returned
-    if constexpr (std::is_same_v<T, float>)
-      return cuda::sum_squares(x.data(), n, d->stream);
-    else
-      no_device_twin("sum_squares (double)");
-  }
-#endif
+  ZEROPP_ON_DEVICE(T, "sum_squares", cuda::sum_squares(x.data(), n, ZD->stream));
   // One partial per fixed chunk, added in chunk order: the same sum on any thread count.
   std::vector<double> partial(size_t(chunk_count(n, kChunkElements)));
   parallel_chunks(n, kChunkElements, [&](int64_t i, int64_t b, int64_t e) {
