@@ -24,7 +24,8 @@ template <class T>
 void fill(Vec<T> x, T v) {
   ZEROPP_DEVICE_IF((!std::is_same_v<T, double>), "fill",
                    cuda::fill(x.data(), v, int64_t(x.size()), ZD->stream));
-  const KernelScope scope;  // device-buffer access, as around a Kokkos kernel
+  if (x.size() == 0) return;  // an empty view may have no data (memset's pointer must not be null)
+  const KernelScope scope;    // device-buffer access, as around a Kokkos kernel
   const T zero{};
   if (std::memcmp(&v, &zero, sizeof v) == 0)  // all bits zero (not -0.0)
     std::memset(x.data(), 0, sizeof(T) * x.size());
