@@ -36,8 +36,11 @@ void subtract_targets(T* g, const int32_t* tgt, int64_t N, int V) {
 }  // namespace
 
 int64_t lm_head_chunk_rows(int64_t N, int64_t V) {
-  constexpr int64_t kLogits = int64_t(1) << 22, kMinRows = 256;
-  return std::min(N, std::max(kMinRows, kLogits / std::max<int64_t>(V, 1)));
+  constexpr int64_t kLogits = int64_t(1) << 26, kMinRows = 256;
+  const int64_t most = std::max(kMinRows, kLogits / std::max<int64_t>(V, 1));
+  if (N <= most) return N;
+  const int64_t chunks = (N + most - 1) / most;
+  return (N + chunks - 1) / chunks;  // equal chunks: no short last one
 }
 
 template <class T>

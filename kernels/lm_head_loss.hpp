@@ -25,9 +25,12 @@
 
 namespace zeropp {
 
-// Rows per chunk for N rows over a vocabulary of V: about 4 Mi logits
-// (16 MiB in fp32), never under 256 rows (the dW product's depth: shallower
-// ones fall off the BLAS's rate), never more than N.
+// Rows per chunk for N rows over a vocabulary of V: at most about 64 Mi
+// logits (256 MiB in fp32) or 256 rows, whichever is more (the dW product's
+// depth: shallower ones fall off the BLAS's rate), never more than N, and
+// the chunks as equal as whole rows allow. Each chunk's three products
+// repack the [V, C] head weights: with GPT-2's V, chunks of 256 rows ran the
+// head's GEMMs 6-8 % under their rate on all rows (docs/performance.md).
 int64_t lm_head_chunk_rows(int64_t N, int64_t V);
 
 template <class T>

@@ -59,9 +59,11 @@ TEST_CASE("chunked LM head + cross-entropy in bf16 equals the unchunked composit
   });
 }
 
-TEST_CASE("LM head chunks: about 4 Mi logits, at least 256 rows, at most all rows", "[kernels]") {
-  CHECK(lm_head_chunk_rows(1024, 50304) == 256);
+TEST_CASE("LM head chunks: at most about 64 Mi logits or 256 rows, at most all rows, equal", "[kernels]") {
+  CHECK(lm_head_chunk_rows(1024, 50304) == 1024);  // small: one chunk
+  CHECK(lm_head_chunk_rows(8192, 50304) == 1171);  // 1334 at most: 7 chunks of 1171 (the last 1166)
   CHECK(lm_head_chunk_rows(2048, 256) == 2048);
-  CHECK(lm_head_chunk_rows(100000, 1024) == 4096);
+  CHECK(lm_head_chunk_rows(100000, 1024) == 50000);   // 65536 at most: 2 chunks
+  CHECK(lm_head_chunk_rows(100000, 1 << 20) == 256);  // 64 by the logits: the 256-row floor
   CHECK(lm_head_chunk_rows(7, 50304) == 7);
 }
