@@ -78,7 +78,9 @@ CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const Sha
   H5Id file(ZCHECK_H5(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get())), H5Fclose);
   H5Id dxpl = transfer_plist();
   std::vector<uint64_t> sums(stored.size(), 0);
-  ChecksumWorker summer(sums);
+  ChecksumWorker summer(sums, kChecksumQueue);
+  const int64_t chunk = shard_staging_chunk();
+  const std::vector<int64_t> rounds = chunk_rounds(comm, groups, chunk);
   size_t k = 0;
   for (const auto& [g, shards] : groups)
     for (const TensorShard& s : shards) {
@@ -94,13 +96,15 @@ CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const Sha
         ZCHECK_H5(
             H5Dread(d.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), dxpl.get(), e > b ? dst : &dummy));
       };
-      // Into host memory, then to the engine's (kernels/device_memory.hpp).
-      std::vector<float> mine(static_cast<size_t>(s.end - s.begin));
-      read_range(s.begin, s.end, mine.data());
-      shard_from_host(mine, s);
-      if (tiles[k]) {
-        summer.add(k, s.begin, std::move(mine));
-      } else {
+      // Into host memory a chunk at a time, then to the engine's (kernels/device_memory.hpp).
+      for (int64_t i = 0; i < rounds[k]; ++i) {
+        const ChunkRange r = chunk_range(s.end - s.begin, chunk, i);
+        std::vector<float> mine(static_cast<size_t>(r.end - r.begin));
+        read_range(s.begin + r.begin, s.begin + r.end, mine.data());
+        shard_chunk_from_host(mine, s, r);
+        if (tiles[k]) summer.add(k, s.begin + r.begin, std::move(mine));
+      }
+      if (!tiles[k]) {
         const int64_t b = numel * rank / size, e = numel * (rank + 1) / size;
         std::vector<float> part(static_cast<size_t>(e - b));
         read_range(b, e, part.data());

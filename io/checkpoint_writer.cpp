@@ -128,13 +128,16 @@ void write_file(MPI_Comm comm, const std::string& dir, const std::string& name, 
   agree_on_error(comm, err);
   timer.mark("checks");
 
-  // 4. Checksums: each rank over its part (the host copy each dataset is
-  //    written from), on a helper thread while this one writes the data and
-  //    waits for the disk; summed over the ranks and written as attributes afterwards.
+  // 4. Checksums: each rank over its part (the host copies of the chunks each
+  //    dataset is written from, io/shard_staging.hpp), on a helper thread while
+  //    this one writes the data and waits for the disk; summed over the ranks
+  //    and written as attributes afterwards.
   size_t n_tensors = 0;
   for (const auto& gs : groups) n_tensors += gs.second.size();
   std::vector<uint64_t> sums(n_tensors, 0);
-  ChecksumWorker summer(sums);
+  ChecksumWorker summer(sums, kChecksumQueue);
+  const int64_t chunk = shard_staging_chunk();
+  const std::vector<int64_t> rounds = chunk_rounds(comm, groups, chunk);
 
   // 5. The file, collectively.
   H5Id fapl = parallel_fapl(comm);
@@ -199,16 +202,18 @@ void write_file(MPI_Comm comm, const std::string& dir, const std::string& name, 
       H5Id d(ZCHECK_H5(H5Dcreate2(group.get(), s.name.c_str(), H5T_IEEE_F32LE, fspace.get(), H5P_DEFAULT,
                                   dcpl.get(), H5P_DEFAULT)),
              H5Dclose);
-      std::vector<float> part = shard_to_host(s);
-      if (numel_of(s.shape) > 0) {
-        const int64_t n = s.end - s.begin;
-        select_flat_range(fspace.get(), s.shape, s.begin, s.end);
-        H5Id mspace = memory_space(n);
-        static const float dummy = 0;
-        ZCHECK_H5(H5Dwrite(d.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), dxpl.get(),
-                           n ? part.data() : &dummy));
-      }
-      summer.add(datasets.size(), s.begin, std::move(part));
+      const size_t k = datasets.size();
+      if (numel_of(s.shape) > 0)
+        for (int64_t i = 0; i < rounds[k]; ++i) {
+          const ChunkRange r = chunk_range(s.end - s.begin, chunk, i);
+          std::vector<float> part = shard_chunk_to_host(s, r);
+          select_flat_range(fspace.get(), s.shape, s.begin + r.begin, s.begin + r.end);
+          H5Id mspace = memory_space(r.end - r.begin);
+          static const float dummy = 0;
+          ZCHECK_H5(H5Dwrite(d.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), dxpl.get(),
+                             part.empty() ? &dummy : part.data()));
+          summer.add(k, s.begin + r.begin, std::move(part));
+        }
       datasets.push_back(std::move(d));
       maybe_fault(rank, CheckpointFault::kAfterDatasets, ++written);
     }

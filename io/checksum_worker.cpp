@@ -4,11 +4,13 @@
 
 namespace zeropp::ckpt {
 
-ChecksumWorker::ChecksumWorker(std::vector<uint64_t>& sums) : sums_(sums), thread_([this] { run(); }) {}
+ChecksumWorker::ChecksumWorker(std::vector<uint64_t>& sums, size_t max_queued)
+    : sums_(sums), max_queued_(max_queued), thread_([this] { run(); }) {}
 
 void ChecksumWorker::add(size_t index, int64_t first, std::vector<float> part) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
+    space_.wait(lock, [&] { return jobs_.size() < max_queued_; });
     jobs_.push_back({index, first, std::move(part)});
   }
   cv_.notify_one();
@@ -33,7 +35,8 @@ void ChecksumWorker::run() {
       j = std::move(jobs_.front());
       jobs_.pop_front();
     }
-    sums_[j.index] = checksum_part(j.part.data(), j.first, int64_t(j.part.size()));
+    space_.notify_one();
+    sums_[j.index] += checksum_part(j.part.data(), j.first, int64_t(j.part.size()));
   }
 }
 

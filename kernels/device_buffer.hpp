@@ -19,28 +19,29 @@ class Buffer {
  public:
   Buffer() = default;
   // n zero-filled elements; label names the allocation (Kokkos tools).
-  Buffer(const char* label, int64_t n)
-      : n_(n), p_(static_cast<T*>(device_alloc(label, n * int64_t(sizeof(T))))) {}
-  ~Buffer() { device_free(p_); }
-  Buffer(Buffer&& o) noexcept : n_(std::exchange(o.n_, 0)), p_(std::exchange(o.p_, nullptr)) {}
+  Buffer(const char* label, int64_t n) : n_(n), mem_(device_alloc(label, n * int64_t(sizeof(T)))) {}
+  ~Buffer() { device_free(mem_); }
+  Buffer(Buffer&& o) noexcept : n_(std::exchange(o.n_, 0)), mem_(std::exchange(o.mem_, {})) {}
   Buffer& operator=(Buffer&& o) noexcept {
     std::swap(n_, o.n_);
-    std::swap(p_, o.p_);
+    std::swap(mem_, o.mem_);
     return *this;
   }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
-  T* data() const { return p_; }
+  T* data() const { return static_cast<T*>(mem_.p); }
+  // Where the memory was allocated (and is freed, whatever context is installed then).
+  MemoryPlace place() const { return mem_.place; }
   int64_t size() const { return n_; }
   int64_t bytes() const { return n_ * int64_t(sizeof(T)); }
   // [offset, offset + n) as a kernel argument (whole buffer by default).
-  Vec<T> view(int64_t offset = 0) const { return Vec<T>(p_ + offset, n_ - offset); }
-  Vec<T> view(int64_t offset, int64_t n) const { return Vec<T>(p_ + offset, n); }
+  Vec<T> view(int64_t offset = 0) const { return Vec<T>(data() + offset, n_ - offset); }
+  Vec<T> view(int64_t offset, int64_t n) const { return Vec<T>(data() + offset, n); }
 
  private:
   int64_t n_ = 0;
-  T* p_ = nullptr;
+  DeviceAllocation mem_;
 };
 
 // The first n elements (all by default), copied to host memory.

@@ -89,8 +89,8 @@ bool poison_host_access() {
   return arena != nullptr;
 }
 
-void* device_alloc(const char* label, int64_t bytes) {
-  if (bytes <= 0) return nullptr;
+DeviceAllocation device_alloc(const char* label, int64_t bytes) {
+  if (bytes <= 0) return {};
 #ifdef ZEROPP_HAVE_CUDA
   if (DeviceContext* d = device_context()) {
     void* p = nullptr;
@@ -100,7 +100,7 @@ void* device_alloc(const char* label, int64_t bytes) {
     ZCHECK_CUDA(cudaMemsetAsync(p, 0, size_t(bytes), d->stream));
     // zeros before any stream (the communicator's too) or a transfer reads them
     ZCHECK_CUDA(cudaStreamSynchronize(d->stream));
-    return p;
+    return {p, MemoryPlace::Device};
   }
 #endif
   if (!poison_host_access()) {
@@ -108,7 +108,7 @@ void* device_alloc(const char* label, int64_t bytes) {
     Kokkos::deep_copy(Kokkos::View<unsigned char*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
                           static_cast<unsigned char*>(p), size_t(bytes)),
                       0);
-    return p;
+    return {p, MemoryPlace::Host};
   }
   // fresh pages (and pages given back at the last reset) read as zeros
   const int64_t size = (bytes + arena->page - 1) / arena->page * arena->page;
@@ -119,19 +119,20 @@ void* device_alloc(const char* label, int64_t bytes) {
   arena->used += size;
   ++arena->live;
   if (arena->depth > 0) arena->protect(PROT_READ | PROT_WRITE);
-  return p;
+  return {p, MemoryPlace::Host};
 }
 
-void device_free(void* p) {
-  if (!p) return;
-#ifdef ZEROPP_HAVE_CUDA
-  if (device_context()) {
-    ZCHECK_CUDA(cudaFree(p));  // waits for the device's work on it
+void device_free(const DeviceAllocation& a) {
+  if (!a.p) return;
+#ifdef ZEROPP_HAVE_CUDA  // (builds without CUDA make no device allocations)
+  if (a.place == MemoryPlace::Device) {
+    // needs the device selected, not the context: it may be gone already
+    ZCHECK_CUDA(cudaFree(a.p));  // waits for the device's work on it
     return;
   }
 #endif
   if (!arena) {
-    Kokkos::kokkos_free<MemSpace>(p);
+    Kokkos::kokkos_free<MemSpace>(a.p);
     return;
   }
   if (--arena->live == 0) {  // the last one: give the pages back and start over

@@ -4,8 +4,11 @@
 // host memory with Debian's Serial Kokkos. With a device context installed
 // (kernels/device_context.hpp) it is GPU memory instead (cudaMalloc, zeroed on
 // the context's stream), device_free is cudaFree and the transfers are
-// cudaMemcpy: a buffer is freed while the context it was allocated under is
-// still installed (the run installs one before anything allocates). Host code
+// cudaMemcpy. Where an allocation lives is decided when it is made and goes
+// with it to device_free (Buffer<T> keeps it), so memory returns to its own
+// allocator whichever context is installed at the free: a device buffer that
+// outlives the run's context is still cudaFree'd, a host one made before the
+// context is installed never reaches cudaFree. Host code
 // never dereferences it; kernels, the communicator and explicit transfers
 // (copy_to_device / copy_to_host) do.
 //
@@ -26,8 +29,17 @@
 
 namespace zeropp {
 
-void* device_alloc(const char* label, int64_t bytes);
-void device_free(void* p);
+// Where device_alloc's memory is: Device while a device context is installed
+// (CUDA builds), Host otherwise (the poisoned arena included).
+enum class MemoryPlace { Host, Device };
+
+struct DeviceAllocation {
+  void* p = nullptr;  // null for 0 bytes
+  MemoryPlace place = MemoryPlace::Host;
+};
+DeviceAllocation device_alloc(const char* label, int64_t bytes);
+// Returns `a` to the allocator that made it.
+void device_free(const DeviceAllocation& a);
 
 // Whether the poisoned arena is in use (test mode above).
 bool poison_host_access();

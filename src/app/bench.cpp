@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/blas_core.hpp"
+#include "kernels/device_buffer.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/gemm_batched.hpp"
 #include "kernels/gemm_bf16.hpp"
@@ -50,14 +51,20 @@ double gemm_gflops(const ModelConfig& m, int BT, int reps, Precision prec) {
   std::uniform_real_distribution<float> u(-1, 1);
   double flops = 0, seconds = 0;
   for (const GemmShape& sh : shapes) {
-    std::vector<float> A(size_t(sh.M) * sh.K), B(size_t(sh.K) * sh.N), C(size_t(sh.M) * sh.N);
-    for (auto* v : {&A, &B})
-      for (auto& x : *v) x = u(rng);
+    // engine memory: on the GPU (cuBLAS) while a device context is installed
+    Buffer<float> A("bench A", int64_t(sh.M) * sh.K), B("bench B", int64_t(sh.K) * sh.N),
+        C("bench C", int64_t(sh.M) * sh.N);
+    for (const Buffer<float>* b : {&A, &B}) {
+      std::vector<float> h(static_cast<size_t>(b->size()));
+      for (auto& x : h) x = u(rng);
+      copy_to_device(h.data(), b->view());
+    }
     const int lda = sh.ta == Trans::N ? sh.K : sh.M, ldb = sh.tb == Trans::N ? sh.N : sh.K;
     double best = 1e30;
     for (int r = 0; r < reps; ++r) {
       const double t0 = MPI_Wtime();
       gemm_as(prec, sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.0f, A.data(), lda, B.data(), ldb, 0.0f, C.data(), sh.N);
+      if (device_context()) to_host(C, 1);  // the device's GEMM is asynchronous: wait for it
       best = std::min(best, MPI_Wtime() - t0);
     }
     flops += 2.0 * sh.M * sh.N * sh.K * sh.per_step;
@@ -147,7 +154,7 @@ struct StepTiming {
   double sent_intra, sent_inter;  // bytes of one step, all ranks
 };
 
-StepTiming time_steps(const Config& cfg, int steps, std::string& ranks) {
+StepTiming time_steps(const Config& cfg, int steps, std::string& ranks, std::string& device) {
   Run run(cfg);
   const auto& t = cfg.train;
   const double tokens = double(t.batch_size) * t.seq_len * t.grad_accum * run.topo.P;
@@ -174,6 +181,7 @@ StepTiming time_steps(const Config& cfg, int steps, std::string& ranks) {
   r.sent_intra = all[0];
   r.sent_inter = all[1];
   ranks = run.topo.describe();
+  device = run.device->describe();
   return r;
 }
 
@@ -184,18 +192,20 @@ StepTiming time_steps(const Config& cfg, int steps, std::string& ranks) {
 // in the same process.
 int run_bench_step(const Config& cfg, int steps) {
   if (steps < 1) throw Error("bench step: --steps must be at least 1, got " + std::to_string(steps));
-  require_host(cfg, "bench step");  // its GEMM column times the host library on host arrays
-  std::string ranks;
+  // train.device = "cuda": the steps and the GEMM column on the GPU (Run installs its
+  // context; builds without CUDA or machines without a GPU refuse there, naming train.device).
+  std::string ranks, device;
   StepTiming r[2];
   for (Precision p : {Precision::FP32, Precision::BF16}) {
     Config c = cfg;
     c.train.precision = precision_name(p);
-    r[int(p)] = time_steps(c, steps, ranks);
+    r[int(p)] = time_steps(c, steps, ranks, device);
   }
-  // The bf16 GEMM rate of each kernel this CPU has (the step ran the chosen one).
+  // The bf16 GEMM rate of each kernel this CPU has (the step ran the chosen one; not on the GPU).
   const int BT = cfg.train.batch_size * cfg.train.seq_len;
-  std::string by_kernel;
+  std::string by_kernel = cfg.train.device == "host" ? "" : "not timed (the steps ran on the GPU)";
   for (Bf16Kernel k : {Bf16Kernel::RoundedBlas, Bf16Kernel::OneDnn}) {
+    if (cfg.train.device != "host") break;
     try {
       force_bf16_kernel(k);
     } catch (const std::invalid_argument&) {
@@ -218,6 +228,7 @@ int run_bench_step(const Config& cfg, int steps) {
   log_table("zeropp bench step",
             {
                 {"ranks", ranks},
+                {"device", device},
                 {"BLAS", gemm_backend_name()},
                 {"BLAS kernels", blas_core_name()},
                 {"elementwise kernels", elementwise_kernels_name()},

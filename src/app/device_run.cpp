@@ -72,7 +72,7 @@ DeviceRun::DeviceRun(const Config& cfg, const Topology& topo, const MemoryCheck&
   size_t free_bytes = 0, total_bytes = 0;
   ZCHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (const auto refusal =
-          device_memory_refusal(memory.need.total(), ranks_per_device(memory.ranks_on_node, count),
+          device_memory_refusal(memory.split.device, ranks_per_device(memory.ranks_on_node, count),
                                 int64_t(free_bytes), gpu->info.describe()))
     throw Error(*refusal);
   // A blocking stream: the legacy default stream, which orders the

@@ -2,8 +2,8 @@
 //
 // For "cuda" the constructor selects this rank's GPU from its node-local rank
 // (src/device/cuda_device.hpp; ranks share a GPU only with comm.device_staging),
-// refuses when the run's estimated memory does not fit in the device's free
-// memory, creates the compute stream and a cuBLAS handle on it (TF32 per
+// refuses when the device part of the run's estimated memory (MemoryCheck::split)
+// does not fit in the device's free memory, creates the compute stream and a cuBLAS handle on it (TF32 per
 // train.tf32) and installs them as the process's DeviceContext
 // (kernels/device_context.hpp); the destructor removes it. It must therefore
 // be built before the engine and the model allocate and destroyed after them

@@ -25,13 +25,17 @@ std::string non_finite_message(int64_t step, double loss, double grad_norm, cons
 }
 
 std::optional<std::string> first_non_finite(const ShardGroups& groups) {
+  const int64_t chunk = shard_staging_chunk();
   for (const auto& [g, shards] : groups)
-    for (const TensorShard& s : shards) {
-      const std::vector<float> part = shard_to_host(s);  // engine memory: on the device in a GPU run
-      for (size_t i = 0; i < part.size(); ++i)
-        if (!std::isfinite(part[i]))
-          return "/" + g + "/" + s.name + "[" + std::to_string(s.begin + int64_t(i)) + "]";
-    }
+    for (const TensorShard& s : shards)
+      for (int64_t c = 0; c < chunk_count(s.end - s.begin, chunk); ++c) {
+        const ChunkRange r = chunk_range(s.end - s.begin, chunk, c);
+        // engine memory: on the device in a GPU run
+        const std::vector<float> part = shard_chunk_to_host(s, r);
+        for (size_t i = 0; i < part.size(); ++i)
+          if (!std::isfinite(part[i]))
+            return "/" + g + "/" + s.name + "[" + std::to_string(s.begin + r.begin + int64_t(i)) + "]";
+      }
   return std::nullopt;
 }
 

@@ -24,26 +24,42 @@ std::string inference_parts(const MemoryEstimate& e) {
   return s;
 }
 
+// "host 1.00 MiB (MPI staging ..., checkpoint chunks ..., data ...)": a device run's host part.
+std::string device_run_host_part(const MemorySplit& s) {
+  return "host " + human_bytes(double(s.host)) + " (MPI staging " + human_bytes(double(s.staging)) +
+         ", checkpoint chunks " + human_bytes(double(s.checkpoint)) + ", data " +
+         human_bytes(double(s.data)) + ")";
+}
+
 }  // namespace
 
 std::string memory_summary(const MemoryCheck& m) {
   const MemoryReport& s = m.need.states;
   char buf[384];
-  std::snprintf(buf, sizeof buf,
-                "%s (master %s, grad %s, adam %s, gather slots %s, full grads %s, hpZ secondary %s, qgZ %s, "
-                "activations %s",
-                human_bytes(double(m.need.total())).c_str(), human_bytes(double(s.master)).c_str(),
-                human_bytes(double(s.grad)).c_str(), human_bytes(double(s.adam)).c_str(),
-                human_bytes(double(s.gather)).c_str(), human_bytes(double(s.grad_full)).c_str(),
-                human_bytes(double(s.secondary)).c_str(), human_bytes(double(s.qgz)).c_str(),
-                human_bytes(double(m.need.activations)).c_str());
-  return buf + inference_parts(m.need) + "); node offers " + human_bytes(double(m.node.bytes)) + " (" +
-         m.node.source + ") for " + std::to_string(m.ranks_on_node) + " ranks";
+  std::snprintf(
+      buf, sizeof buf,
+      "%s%s (master %s, grad %s, adam %s, gather slots %s, full grads %s, hpZ secondary %s, qgZ %s, "
+      "activations %s",
+      m.split.device > 0 ? "device " : "", human_bytes(double(m.need.total())).c_str(),
+      human_bytes(double(s.master)).c_str(), human_bytes(double(s.grad)).c_str(),
+      human_bytes(double(s.adam)).c_str(), human_bytes(double(s.gather)).c_str(),
+      human_bytes(double(s.grad_full)).c_str(), human_bytes(double(s.secondary)).c_str(),
+      human_bytes(double(s.qgz)).c_str(), human_bytes(double(m.need.activations)).c_str());
+  const std::string host = m.split.device > 0 ? "; " + device_run_host_part(m.split) : "";
+  return buf + inference_parts(m.need) + ")" + host + "; node offers " + human_bytes(double(m.node.bytes)) +
+         " (" + m.node.source + ") for " + std::to_string(m.ranks_on_node) + " ranks";
 }
 
 std::optional<std::string> memory_refusal(const MemoryCheck& m, const Config& cfg) {
   const int64_t share = m.node.bytes / m.ranks_on_node;
-  if (m.need.total() <= share) return std::nullopt;
+  const MemorySplit split = split_memory(m.need, cfg);
+  if (split.host <= share) return std::nullopt;
+  const std::string offer = " but this node offers " + human_bytes(double(m.node.bytes)) + " (" +
+                            m.node.source + ") for " + std::to_string(m.ranks_on_node) + " ranks, " +
+                            human_bytes(double(share)) + " each; use ";
+  if (split.device > 0)  // the model lives on the GPU: only staging can be large here
+    return "memory: each rank of this train.device = \"cuda\" run needs " + device_run_host_part(split) +
+           offer + "comm.backend = \"nccl\" (no host staging), fewer ranks per node or a smaller model";
   const auto& t = cfg.train;
   std::string knobs = "more nodes (model states are split over all ranks), a smaller " + m.need.batch_keys +
                       " (activations" + (m.need.decode > 0 ? ", KV cache" : "") + ")";
@@ -55,14 +71,13 @@ std::optional<std::string> memory_refusal(const MemoryCheck& m, const Config& cf
   return "memory: each rank needs " + human_bytes(double(m.need.total())) + " (model states " +
          human_bytes(double(m.need.states.total())) + ", activations for B=" + std::to_string(t.batch_size) +
          " T=" + std::to_string(t.seq_len) + " " + human_bytes(double(m.need.activations)) +
-         inference_parts(m.need) + ") but this node offers " + human_bytes(double(m.node.bytes)) + " (" +
-         m.node.source + ") for " + std::to_string(m.ranks_on_node) + " ranks, " +
-         human_bytes(double(share)) + " each; use " + knobs;
+         inference_parts(m.need) + ")" + offer + knobs;
 }
 
 MemoryCheck check_memory(const MemoryEstimate& need, const Config& cfg, const Topology& topo) {
   MemoryCheck m;
   m.need = need;
+  m.split = split_memory(need, cfg);
   // Emulated nodes share one machine: count the processes that really do.
   MPI_Comm shared = MPI_COMM_NULL;
   ZCHECK_MPI(MPI_Comm_split_type(topo.world.get(), MPI_COMM_TYPE_SHARED, topo.rank, MPI_INFO_NULL, &shared));

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "src/app/memory_estimate.hpp"
+#include "src/app/memory_split.hpp"
 #include "src/app/node_memory.hpp"
 #include "src/comm/topology.hpp"
 #include "src/config/config.hpp"
@@ -14,6 +15,7 @@ namespace zeropp {
 
 struct MemoryCheck {
   MemoryEstimate need;  // per rank
+  MemorySplit split;    // of need: the host part is checked here, the device part by DeviceRun
   NodeMemory node;
   int ranks_on_node = 1;  // processes sharing this machine (emulated nodes included)
 };
@@ -21,8 +23,8 @@ struct MemoryCheck {
 // The breakdown printed in the start-up table.
 std::string memory_summary(const MemoryCheck& m);
 
-// The one-line refusal when a rank needs more than node.bytes / ranks_on_node,
-// naming what to change; nullopt when the run fits.
+// The one-line refusal when a rank needs more host memory (split_memory's host) than
+// node.bytes / ranks_on_node, naming what to change; nullopt when the run fits.
 std::optional<std::string> memory_refusal(const MemoryCheck& m, const Config& cfg);
 
 // Collective over topo.world: reads this node's memory and refuses `need`

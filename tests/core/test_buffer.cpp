@@ -2,6 +2,7 @@
 // and, in the poisoned mode, a host read of its memory faults.
 #include <catch2/catch.hpp>
 #include <numeric>
+#include <optional>
 #include <vector>
 
 #include "kernels/device_buffer.hpp"
@@ -25,6 +26,25 @@ TEST_CASE("Buffer<T> is zero-filled and moves data only through transfers and ke
   CHECK(to_host(moved, 1) == std::vector<float>{7.0f});
   const Buffer<int32_t> empty("empty", 0);
   CHECK(to_host(empty).empty());
+}
+
+TEST_CASE("a host Buffer freed under a device context goes back to the host allocator", "[buffer]") {
+  // Also run in the poisoned arena (ctest buffer_poison): the arena's free, not cudaFree.
+  std::optional<Buffer<float>> b(std::in_place, "made before the context", 1000);
+  CHECK(b->place() == MemoryPlace::Host);
+#ifdef ZEROPP_HAVE_CUDA
+  DeviceContext ctx;  // no stream, no cuBLAS: nothing may run on it, only the free
+  {
+    const ScopedDeviceContext installed(&ctx);
+    b.reset();  // cudaFree of a host pointer aborted here when the free followed the context
+  }
+#else
+  WARN("SKIPPED: freeing under a device context needs a CUDA build (no context can be installed)");
+  b.reset();
+#endif
+  const Buffer<float> after("after the free", 1000);  // the allocator still works (the arena reset)
+  CHECK(after.place() == MemoryPlace::Host);
+  CHECK(to_host(after) == std::vector<float>(1000, 0.0f));
 }
 
 // Run by ctest's poison_selftest only (hidden tag): must die on the read.

@@ -1,12 +1,13 @@
 // The memory estimate against what the engine and the model really allocate,
 // on 1, 2 and 4 ranks (4 as 2 emulated nodes of 2), for every ZeRO++ variant;
-// the refusal line; the parsers of what the node offers.
+// the refusal line; the host/device split of a cuda run; the parsers of what the node offers.
 #include <array>
 #include <catch2/catch.hpp>
 
 #include "core/engine_fixture.hpp"
 #include "src/app/logging.hpp"
 #include "src/app/memory_estimate.hpp"
+#include "src/app/memory_split.hpp"
 #include "src/app/node_memory.hpp"
 #include "src/app/preflight.hpp"
 #include "src/models/gpt2/gpt2.hpp"
@@ -143,4 +144,63 @@ TEST_CASE("what the node offers: MemAvailable, cgroup limits, the variable", "[m
   CHECK(parse_byte_count("100K") == 102400);
   for (const char* bad : {"", "abc", "8X", "8GB", "-1", "1.5G", "99999999T"})
     CHECK_FALSE(parse_byte_count(bad));
+}
+
+TEST_CASE("split_memory: all on the host for a host run, the model on the GPU for a cuda run", "[memory]") {
+  Config c = tiny(1, "bf16");
+  c.zero.hpz_partition_size = 2;
+  c.zero.quantized_gradients = true;
+  const MemoryEstimate e = estimate_memory(c, 4, 2);
+  const MemoryReport& r = e.states;
+  REQUIRE(r.secondary > 0);
+  REQUIRE(r.qgz > 0);
+  const MemorySplit host = split_memory(e, c);  // as before the split: the whole estimate on the host
+  CHECK(host.device == 0);
+  CHECK(host.host == e.total());
+  CHECK(host.staging + host.checkpoint + host.data == 0);
+
+  c.train.device = "cuda";
+  c.comm.device_staging = true;
+  const MemorySplit staged = split_memory(e, c);
+  CHECK(staged.device == e.total());
+  CHECK(staged.staging == r.gather + r.grad_full + r.qgz + r.secondary);
+  CHECK(staged.checkpoint == 4 * 4 * (int64_t(1) << 22));  // four 16 MiB chunks
+  CHECK(staged.data == 8 * int64_t(c.train.batch_size) * c.train.seq_len);
+  CHECK(staged.host == staged.staging + staged.checkpoint + staged.data);
+
+  c.comm.device_staging = false;  // NCCL: collectives on device buffers, no host copies
+  const MemorySplit nccl = split_memory(e, c);
+  CHECK(nccl.device == e.total());
+  CHECK(nccl.staging == 0);
+  CHECK(nccl.host == staged.checkpoint + staged.data);
+}
+
+TEST_CASE("a cuda run's host check counts only its host part; the table shows both", "[memory]") {
+  Config c = tiny(1, "bf16");
+  c.train.device = "cuda";
+  c.comm.device_staging = true;
+  MemoryCheck m;
+  m.need = estimate_memory(c, 2, 2);
+  m.need.activations += int64_t(1) << 40;  // 1 TiB: far more than this node offers...
+  m.split = split_memory(m.need, c);
+  m.ranks_on_node = 2;
+  m.node = {2 * m.split.host, "MemAvailable"};
+  REQUIRE(m.need.total() > m.node.bytes);
+  CHECK_FALSE(memory_refusal(m, c));  // ...but it is the GPU's (DeviceRun checks it): exactly enough host
+  const std::string table = memory_summary(m);
+  CHECK_THAT(table, Catch::StartsWith("device " + human_bytes(double(m.need.total())) + " (master ") &&
+                        Catch::Contains("; host " + human_bytes(double(m.split.host)) + " (MPI staging ") &&
+                        Catch::Contains("checkpoint chunks 64.00 MiB"));
+  m.node.bytes -= 1;
+  const auto r = memory_refusal(m, c);
+  REQUIRE(r);
+  CHECK_THAT(*r, Catch::StartsWith("memory: each rank of this train.device = \"cuda\" run needs host " +
+                                   human_bytes(double(m.split.host))) &&
+                     Catch::Contains("comm.backend = \"nccl\""));
+
+  c.train.device = "host";  // the same estimate on the host: one table row as before, refused
+  m.split = split_memory(m.need, c);
+  CHECK_THAT(memory_summary(m), Catch::StartsWith(human_bytes(double(m.need.total())) + " (master "));
+  CHECK_THAT(*memory_refusal(m, c),
+             Catch::StartsWith("memory: each rank needs " + human_bytes(double(m.need.total()))));
 }

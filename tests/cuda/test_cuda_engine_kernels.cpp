@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -122,6 +123,24 @@ TEST_CASE("device memory and buffer operations under a device context", "[cuda-k
   std::vector<double> d(4);
   REQUIRE_THROWS_AS(zeropp::scale(Vec<double>(d.data(), 4), 2.0), zeropp::Error);
   REQUIRE_THROWS_AS(zeropp::sum<double>(CVec<double>(d.data(), 4)), zeropp::Error);
+}
+
+TEST_CASE("a Buffer is freed by the allocator that made it, whatever context is installed then",
+          "[cuda-kernels]") {
+  if (!device_or_skip()) return;
+  std::optional<Buffer<float>> on_device, on_host(std::in_place, "host", 100);
+  {
+    OnDevice dev;
+    on_device.emplace("device", 100);
+    REQUIRE(on_device->place() == zeropp::MemoryPlace::Device);
+    REQUIRE(on_host->place() == zeropp::MemoryPlace::Host);
+    on_host.reset();  // kokkos_free, not cudaFree
+  }
+  size_t free_before = 0, free_after = 0, total = 0;
+  ZCHECK_CUDA(cudaMemGetInfo(&free_before, &total));
+  on_device.reset();  // the context is gone: still cudaFree (a host free would crash or leak)
+  ZCHECK_CUDA(cudaMemGetInfo(&free_after, &total));
+  CHECK(free_after >= free_before);
 }
 
 TEST_CASE("axpy, copy_rows and token copies under a device context", "[cuda-kernels]") {
