@@ -9,10 +9,14 @@ namespace zeropp {
 
 namespace {
 
-// `rows` rows of C values; bias null: one flat row of any length.
+// `rows` rows of C values; without a bias they are one flat row.
 template <class T>
 struct ResidualForward {
   static ZEROPP_SIMD_INLINE void run(T* out, const T* a, const T* b, const T* bias, int64_t rows, int64_t C) {
+    if (!bias) {
+      residual_row(out, a, b, bias, rows * C);
+      return;
+    }
     for (int64_t n = 0; n < rows; ++n) residual_row(out + n * C, a + n * C, b + n * C, bias, C);
   }
 };
@@ -27,16 +31,22 @@ struct ResidualBackward {
   }
 };
 
+// Both forwards: whole rows per chunk (C = 1 without a bias: chunks of
+// kChunkElements elements).
+template <class T>
+void residual_rows(T* out, const T* a, const T* b, const T* bias, int64_t rows, int64_t C) {
+  parallel_chunks(rows, rows_per_chunk(C), [&](int64_t, int64_t r, int64_t e) {
+    simd_dispatch<ResidualForward<T>>(out + r * C, a + r * C, b + r * C, bias, e - r, C);
+  });
+}
+
 }  // namespace
 
 template <class T>
 void residual_forward(Vec<T> out, CVec<T> a, CVec<T> b, int64_t n) {
   ZEROPP_ON_DEVICE(T, "residual_forward",
                    cuda::residual_forward(out.data(), a.data(), b.data(), n, ZD->stream));
-  parallel_chunks(n, kChunkElements, [&](int64_t, int64_t i, int64_t e) {
-    simd_dispatch<ResidualForward<T>>(out.data() + i, a.data() + i, b.data() + i,
-                                      static_cast<const T*>(nullptr), int64_t(1), e - i);
-  });
+  residual_rows<T>(out.data(), a.data(), b.data(), nullptr, n, 1);
 }
 
 template <class T>
@@ -44,11 +54,7 @@ void bias_residual_forward(Vec<T> out, CVec<T> a, CVec<T> b, CVec<T> bias, int N
   ZEROPP_ON_DEVICE(
       T, "bias_residual_forward",
       cuda::bias_residual_forward(out.data(), a.data(), b.data(), bias.data(), N, C, ZD->stream));
-  parallel_chunks(N, rows_per_chunk(C), [&](int64_t, int64_t r, int64_t e) {
-    const int64_t o = r * C;
-    simd_dispatch<ResidualForward<T>>(out.data() + o, a.data() + o, b.data() + o, bias.data(), e - r,
-                                      int64_t(C));
-  });
+  residual_rows<T>(out.data(), a.data(), b.data(), bias.data(), N, C);
 }
 
 template <class T>
