@@ -2,9 +2,10 @@
 // out is overwritten (it may alias a or b). Backward accumulates the same
 // gradient into both branches: da += dout, db += dout.
 //
-// bias_residual_forward adds a linear layer's bias on the way (GPT-2's
-// projections: the matmul runs without its bias, saving its bias broadcast
-// pass): a, b, out [N,C], bias [C], out[n,c] = a[n,c] + (b[n,c] + bias[c])
+// bias_residual_forward adds a linear layer's bias on the way (GPT-2's MLP
+// projection, whose matmul then runs without its bias broadcast pass; OpenBLAS
+// clears C for beta = 0 itself, cuBLAS and oneDNN need no pass):
+// a, b, out [N,C], bias [C], out[n,c] = a[n,c] + (b[n,c] + bias[c])
 // (kernels/residual_row.hpp: why this order). Its backward is residual_backward;
 // the bias gradient, the column sums of dout, stays with matmul_backward.
 #pragma once
