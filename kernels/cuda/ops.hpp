@@ -73,11 +73,14 @@ void bias_gelu_backward(float* dpre, float* dbias, const float* pre, const float
 // kernels/residual.hpp
 void residual_forward(float* out, const float* a, const float* b, int64_t n, cudaStream_t stream = nullptr);
 void residual_backward(float* da, float* db, const float* dout, int64_t n, cudaStream_t stream = nullptr);
+void bias_residual_forward(float* out, const float* a, const float* b, const float* bias, int N, int C,
+                           cudaStream_t stream = nullptr);
 
-// kernels/residual_layernorm.hpp (its backward is layernorm_backward and residual_backward).
+// kernels/residual_layernorm.hpp (its backward is layernorm_backward and residual_backward);
+// b_bias nullptr: none.
 void residual_layernorm_forward(float* res, float* out, float* mean, float* rstd, const float* a,
-                                const float* b, const float* weight, const float* bias, int N, int C,
-                                cudaStream_t stream = nullptr);
+                                const float* b, const float* b_bias, const float* weight, const float* bias,
+                                int N, int C, cudaStream_t stream = nullptr);
 
 // kernels/crossentropy.hpp; targets nullptr: no losses (inference).
 void softmax_crossentropy_forward(float* probs, float* losses, const float* logits, const int32_t* targets,

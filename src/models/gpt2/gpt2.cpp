@@ -132,18 +132,20 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
                       C, 3 * C, Trans::N, this->prec_);
     attention_forward<T>(at(a.atty[l], 0, nC), at(a.preatt, 0, natt), at(a.att[l], 0, natt),
                          at(a.qkv[l], 0, 3 * nC), B, Tn, C, NH);
-    matmul_forward<T>(at(a.scratchC, 0, nC), at(a.atty[l], 0, nC), P(w, ps[APROJW]), P(w, ps[APROJB]),
-                      int(BT), C, C, Trans::N, this->prec_);
+    // The two projections' biases are added by the residual adds after them.
+    matmul_forward<T>(at(a.scratchC, 0, nC), at(a.atty[l], 0, nC), P(w, ps[APROJW]), CVec<T>(), int(BT), C, C,
+                      Trans::N, this->prec_);
     residual_layernorm_forward<T>(at(a.res2[l], 0, nC), at(a.ln2[l], 0, nC), at(a.ln2_mean[l], 0, BT),
-                                  at(a.ln2_rstd[l], 0, BT), x, at(a.scratchC, 0, nC), P(w, ps[LN2W]),
-                                  P(w, ps[LN2B]), int(BT), C);
+                                  at(a.ln2_rstd[l], 0, BT), x, at(a.scratchC, 0, nC), P(w, ps[APROJB]),
+                                  P(w, ps[LN2W]), P(w, ps[LN2B]), int(BT), C);
     matmul_forward<T>(at(a.fch[l], 0, 4 * nC), at(a.ln2[l], 0, nC), P(w, ps[FCW]), CVec<T>(), int(BT), C,
                       4 * C, Trans::N, this->prec_);  // the bias is added by bias_gelu
     bias_gelu_forward<T>(at(a.fch[l], 0, 4 * nC), at(a.fch_gelu[l], 0, 4 * nC), P(w, ps[FCB]), int(BT),
                          4 * C);
-    matmul_forward<T>(at(a.scratchC, 0, nC), at(a.fch_gelu[l], 0, 4 * nC), P(w, ps[MPROJW]), P(w, ps[MPROJB]),
+    matmul_forward<T>(at(a.scratchC, 0, nC), at(a.fch_gelu[l], 0, 4 * nC), P(w, ps[MPROJW]), CVec<T>(),
                       int(BT), 4 * C, C, Trans::N, this->prec_);
-    residual_forward<T>(at(a.res3[l], 0, nC), at(a.res2[l], 0, nC), at(a.scratchC, 0, nC), nC);
+    bias_residual_forward<T>(at(a.res3[l], 0, nC), at(a.res2[l], 0, nC), at(a.scratchC, 0, nC),
+                             P(w, ps[MPROJB]), int(BT), C);
     src.release(u);
   }
   // final LayerNorm
