@@ -14,6 +14,7 @@
 
 #include "core/full_weights.hpp"
 #include "kernels/device_buffer.hpp"
+#include "kernels/gemm_bf16.hpp"
 #include "src/app/generate.hpp"
 #include "src/app/rollout.hpp"
 #include "src/models/model.hpp"
@@ -150,4 +151,35 @@ TEST_CASE("a training step and a decode step touch the model's buffers only thro
     CHECK(got[0] == got[1]);
     CHECK(got[1][0].size() == 3);
   }
+}
+
+TEST_CASE("a bf16 step rounds its GEMM operands inside kernels", "[.model-poison]") {
+  REQUIRE(poison_host_access());
+  // The fp32 BLAS on operands rounded by convert's round_to_bf16 (gemm_bf16,
+  // rounded_operand): the rounding reads the device buffers, so it must run
+  // as a kernel (its scope opens the arena).
+  force_bf16_kernel(Bf16Kernel::RoundedBlas);
+  const int B = 2, Tn = 5, V = 13;
+  const int64_t BT = int64_t(B) * Tn;
+  std::vector<int32_t> tok(static_cast<size_t>(BT)), tgt(static_cast<size_t>(BT));
+  for (int64_t i = 0; i < BT; ++i) {
+    tok[size_t(i)] = int32_t((3 * i + 1) % V);
+    tgt[size_t(i)] = int32_t((5 * i + 2) % V);
+  }
+  Buffer<int32_t> tokens("tokens", BT), targets("targets", BT);
+  copy_to_device(tok.data(), tokens.view());
+  copy_to_device(tgt.data(), targets.view());
+  const auto model = make_model<float>(poison_model("gpt2"), B, Tn);
+  model->set_precision(Precision::BF16);
+  DeviceWeights dev(*model, 5);
+  const double loss = model->forward(tokens.view(), targets.view(), B, Tn, dev);
+  model->backward(1.0f / float(BT), dev);
+  test::FullWeights<float> host(*model, 5);
+  host.zero_grad();
+  CHECK(model->forward(CVec<int32_t>(tok.data(), BT), CVec<int32_t>(tgt.data(), BT), B, Tn, host) == loss);
+  model->backward(1.0f / float(BT), host);
+  std::vector<float> want;
+  for (const auto& gu : host.g) want.insert(want.end(), gu.data(), gu.data() + gu.size());
+  CHECK(dev.grads() == want);
+  force_bf16_kernel(std::nullopt);
 }
