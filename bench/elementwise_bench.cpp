@@ -116,6 +116,8 @@ int main(int argc, char** argv) {
     report("fill 0 [2M]", reps, [&] { fill<float>(dpre, 0.0f); });
     report("to_bf16 [2M]", reps, [&] { to_bf16(pre, half, n); });
     report("from_bf16 [2M]", reps, [&] { from_bf16(half, out, n); });
+    report("round_to_bf16 [2M]", reps, [&] { round_to_bf16(pre, out, n); });
+    report("round_to_bf16 in place [2M]", reps, [&] { round_to_bf16(out, n); });
   }
   Kokkos::finalize();
   return 0;

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/convert.hpp"
 #include "kernels/device_dispatch.hpp"
 #include "kernels/onednn_matmul.hpp"
 #include "src/base/bf16.hpp"
@@ -58,26 +59,12 @@ void rounded_copy(const float* x, int ld, Stored s, std::vector<float>& out) {
   round_to_bf16(out.data(), int64_t(out.size()));
 }
 
-// out[i] = in[i] rounded to the nearest bf16 (ties to even, NaN kept and made
-// quiet), as fp32. Branch-free so that GCC vectorises it; cloned for AVX-512
-// and AVX2, picked at load time: on the model's shapes a scalar loop costs a
-// fifth of the GEMM it feeds.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void round_bf16_fast(const float* in, float* out,
-                                                                                  int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, in + i, 4);
-    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-    const uint32_t quiet_nan = (u | 0x00400000u) & 0xffff0000u;
-    const uint32_t r = (u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded;
-    std::memcpy(out + i, &r, 4);
-  }
-}
-
-// rounded_copy through round_bf16_fast, into a buffer that keeps its capacity.
+// The stored matrix rounded by convert's vectorised kernel (the same bits as
+// rounded_copy's scalar loop), into a buffer that keeps its capacity.
 void rounded_copy_fast(const float* x, int ld, Stored s, std::vector<float>& out) {
   out.resize(size_t(stored_extent(ld, s)));
-  round_bf16_fast(x, out.data(), int64_t(out.size()));
+  const int64_t n = int64_t(out.size());
+  round_to_bf16(CVec<float>(x, n), Vec<float>(out.data(), n), n);
 }
 
 // oneDNN 2.6 has bf16 matmuls from AVX-512 (core) up: on AMX tiles, native on

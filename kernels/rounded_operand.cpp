@@ -2,22 +2,11 @@
 
 #include <type_traits>
 
+#include "kernels/convert.hpp"
 #include "kernels/device_context.hpp"
 #include "kernels/gemm_bf16.hpp"
-#include "src/base/bf16.hpp"
 
 namespace zeropp {
-
-namespace {
-// out = bf16(in) as fp32 in one pass (the scalar conversion of bf16.hpp; this
-// loop vectorises at -O3, a copy then an in-place rounding reads twice).
-// Cloned for AVX-512 and AVX2 as gemm_bf16's rounding is: SSE2 alone costs 3x.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void rounded_copy(const float* __restrict in,
-                                                                               float* __restrict out,
-                                                                               int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_fp32(fp32_to_bf16(in[i]));
-}
-}  // namespace
 
 template <class T>
 bool rounds_operands(Precision prec) {
@@ -31,7 +20,8 @@ const T* rounded_operand(Precision prec, const T* x, int64_t n, std::vector<T>& 
   if (device_context()) no_device_twin("rounded_operand");
   if (!rounds_operands<T>(prec)) return x;
   scratch.resize(size_t(n));
-  if constexpr (std::is_same<T, float>::value) rounded_copy(x, scratch.data(), n);
+  if constexpr (std::is_same<T, float>::value)
+    round_to_bf16(CVec<float>(x, n), Vec<float>(scratch.data(), n), n);
   return scratch.data();
 }
 

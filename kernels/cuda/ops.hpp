@@ -121,7 +121,7 @@ void swiglu_backward(float* dinp, const float* inp, const float* dout, int64_t N
 // (to_bf16 in comm_kernels.cuh), kernels/error_feedback.hpp.
 void accumulate_scaled(float* y, const float* x, float a, int64_t n, cudaStream_t stream = nullptr);
 void from_bf16(const uint16_t* in, float* out, int64_t n, cudaStream_t stream = nullptr);
-void round_to_bf16(float* x, int64_t n, cudaStream_t stream = nullptr);
+void round_to_bf16(const float* in, float* out, int64_t n, cudaStream_t stream = nullptr);  // out may be in
 void add_error(float* x, const float* e, int64_t n, cudaStream_t stream = nullptr);
 void update_error(float* e, const float* x, const float* deq, float beta, int64_t n,
                   cudaStream_t stream = nullptr);

@@ -30,11 +30,11 @@ void Engine::Impl::start_gather(size_t position) {
         [&] { return comm.start_allgather(world, out, s.wire.data(), bytes, DType::I8, purpose, us.name); });
     return;
   }
-  s.route = Route::World;
+  s.route = wire == DType::BF16 && topo.P == 1 ? Route::Local : Route::World;
   const void* send = us.master.data();
   if (wire == DType::BF16) {  // cast into our own place on the wire: the gather copies nothing of ours
     const Vec<uint16_t> mine(bf16_view(s.wire).data() + topo.rank * us.slice, us.slice);
-    to_bf16(us.master.view(), mine, us.slice);
+    if (s.route == Route::World) to_bf16(us.master.view(), mine, us.slice);  // Local: decode() rounds
     send = mine.data();
   }
   void* recv = wire == DType::F32 ? static_cast<void*>(s.full.data()) : s.wire.data();
@@ -55,6 +55,18 @@ void Engine::Impl::decode(Slot& s) {
       float* x = s.full.data() + r * n;
       wire == DType::BF16 ? q.dequantize_packed_bf16(chunk, x, n) : q.dequantize_packed(chunk, x, n);
     }
+  } else if (s.route == Route::Local) {
+    // P = 1: bf16(master) straight into the fp32 unit, one pass instead of a
+    // cast onto the wire at the start and a widening here. It reads the
+    // master at the wait instead of at the start, which gives the same bits
+    // because no master changes in between: AdamW (update()) runs after
+    // every gather of the backward is decoded, and the next step's gathers
+    // it starts early (start_carried) start after their unit's update, which
+    // is that unit's last until the next step's backward; init_weights and
+    // checkpoint loads (checkpoint_shards) drop them (drop_carried) before
+    // writing. The resident unit is not decoded again; hpZ needs P > 1; qwZ
+    // takes Route::Quantized.
+    round_to_bf16(us.master.view(), s.full.view(), us.slice);  // slice = padded at P = 1
   } else if (wire == DType::BF16) {
     from_bf16(bf16_view(s.wire), s.full.view(), us.padded);
   }

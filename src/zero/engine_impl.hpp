@@ -30,8 +30,9 @@ struct UnitShard {
   bool secondary_valid = false;
 };
 
-// How a slot's gather travels, and so how it is decoded on arrival.
-enum class Route { World, Quantized, Group };
+// How a slot's gather travels, and so how it is decoded on arrival. Local:
+// the world's bf16 gather at P = 1, decoded from the master itself.
+enum class Route { World, Quantized, Group, Local };
 
 // A full-unit buffer: what arrives on the wire and its fp32 copy.
 struct Slot {

@@ -48,7 +48,9 @@ void Engine::Impl::update(StepStats& st, double loss, const OptimConfig& o, doub
   double sums[3] = {loss, 0, 0};  // loss, squared gradient norm, cross-node bytes of this step
   for (double q : unit_norm2) sums[1] += q;
   sums[2] = double(comm.counters().total().inter);
-  comm.allreduce_sum(world, sums, 3, Purpose::Other, "loss+norm+bytes");
+  // MPI may move the bytes of next-step gathers that the early AdamW started
+  // (start_carried) into their buffers here: open as around any of ours.
+  with_device_access([&] { comm.allreduce_sum(world, sums, 3, Purpose::Other, "loss+norm+bytes"); });
   st.loss = sums[0] / topo.P;
   st.grad_norm = std::sqrt(sums[1]);
   st.inter_node_bytes_all = sums[2];

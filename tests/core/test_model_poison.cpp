@@ -3,7 +3,7 @@
 // ZEROPP_POISON_HOST_ACCESS=1, so the model's activations, its KV cache and
 // the weights, gradients and tokens handed to it all live in the PROT_NONE
 // arena (kernels/device_memory.hpp) and any host access faults. One training
-// step (forward, backward) with plain and weighted losses, a decode step and
+// step (forward, backward; bf16, then fp32) with plain and weighted losses, a decode step and
 // greedy generation (src/app/generate.cpp, training's sample) and rlhf's
 // completion log-probabilities (src/app/rollout.cpp), for both
 // families, must run through and give what the same work on host weights or
@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "core/full_weights.hpp"
+#include "kernels/buffer_ops.hpp"
 #include "kernels/device_buffer.hpp"
+#include "kernels/gemm_bf16.hpp"
 #include "src/app/generate.hpp"
 #include "src/app/rollout.hpp"
 #include "src/models/model.hpp"
@@ -60,6 +62,9 @@ ModelConfig poison_model(const std::string& family) {
 TEST_CASE("a training step and a decode step touch the model's buffers only through kernels",
           "[.model-poison]") {
   REQUIRE(poison_host_access());
+  // bf16 GEMMs as the fp32 BLAS on operands that convert's round_to_bf16
+  // rounds (gemm_bf16, rounded_operand): a kernel, so it may read the arena.
+  force_bf16_kernel(Bf16Kernel::RoundedBlas);
   const int B = 2, Tn = 5, V = 13;
   const int64_t BT = int64_t(B) * Tn;
   std::vector<int32_t> tok(static_cast<size_t>(BT)), tgt(static_cast<size_t>(BT));
@@ -77,17 +82,23 @@ TEST_CASE("a training step and a decode step touch the model's buffers only thro
     DeviceWeights dev(*model, 5);
 
     // The step on device buffers ...
-    const double loss = model->forward(tokens.view(), targets.view(), B, Tn, dev);
-    model->backward(1.0f / float(BT), dev);
-    const std::vector<float> grads = dev.grads();
-    // ... is the step on host weights (the model's own buffers stay in the arena).
-    test::FullWeights<float> host(*model, 5);
-    host.zero_grad();
-    CHECK(model->forward(CVec<int32_t>(tok.data(), BT), CVec<int32_t>(tgt.data(), BT), B, Tn, host) == loss);
-    model->backward(1.0f / float(BT), host);
-    std::vector<float> want;
-    for (const auto& gu : host.g) want.insert(want.end(), gu.data(), gu.data() + gu.size());
-    CHECK(grads == want);
+    double loss = 0;
+    for (const Precision prec : {Precision::BF16, Precision::FP32}) {  // bf16: operands rounded in kernels
+      model->set_precision(prec);
+      for (Buffer<float>& g : dev.g) fill(g, 0.0f);
+      loss = model->forward(tokens.view(), targets.view(), B, Tn, dev);
+      model->backward(1.0f / float(BT), dev);
+      const std::vector<float> grads = dev.grads();
+      // ... is the step on host weights (the model's own buffers stay in the arena).
+      test::FullWeights<float> host(*model, 5);
+      host.zero_grad();
+      CHECK(model->forward(CVec<int32_t>(tok.data(), BT), CVec<int32_t>(tgt.data(), BT), B, Tn, host) ==
+            loss);
+      model->backward(1.0f / float(BT), host);
+      std::vector<float> want;
+      for (const auto& gu : host.g) want.insert(want.end(), gu.data(), gu.data() + gu.size());
+      CHECK(grads == want);
+    }
     CHECK(std::isfinite(loss));
     CHECK(std::abs(loss - std::log(double(V))) < 0.1);  // small initial weights: near uniform
 
@@ -150,4 +161,5 @@ TEST_CASE("a training step and a decode step touch the model's buffers only thro
     CHECK(got[0] == got[1]);
     CHECK(got[1][0].size() == 3);
   }
+  force_bf16_kernel(std::nullopt);
 }

@@ -181,7 +181,7 @@ TEST_CASE("engine elementwise kernels, AdamW and sum of squares under a device c
   const float a = 1.0f / 3, beta = 0.9f;
   auto y = y0, e = e0, p = x, m = e0, v = std::vector<float>(size_t(n), 1e-5f);
   std::vector<uint16_t> bits(static_cast<size_t>(n));
-  std::vector<float> wide(static_cast<size_t>(n)), rounded = x;
+  std::vector<float> wide(static_cast<size_t>(n)), rounded = e0;  // overwritten by x rounded
   auto run = [&](Vec<float> Y, CVec<float> X, Vec<float> E, CVec<float> D, Vec<uint16_t> B, Vec<float> W,
                  Vec<float> R, Vec<float> P, Vec<float> M, Vec<float> V) {
     zeropp::accumulate_scaled(Y, X, a, n);
@@ -189,7 +189,7 @@ TEST_CASE("engine elementwise kernels, AdamW and sum of squares under a device c
     zeropp::update_error(E, Y, D, beta, n);
     zeropp::to_bf16(X, B, n);
     zeropp::from_bf16(B, W, n);
-    zeropp::round_to_bf16(R, n);
+    zeropp::round_to_bf16(X, R, n);
     for (int step = 1; step <= 2; ++step)
       zeropp::adamw_update<float>(P, M, V, Y, n, 6e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, step, 0.5f);
     return zeropp::sum_squares<float>(Y, n);
@@ -199,7 +199,7 @@ TEST_CASE("engine elementwise kernels, AdamW and sum of squares under a device c
 
   OnDevice dev;
   Buffer<float> dy = upload(y0), dx = upload(x), de = upload(e0), dd = upload(deq), dw("wide", n),
-                dr = upload(x), dp = upload(x), dm = upload(e0),
+                dr = upload(e0), dp = upload(x), dm = upload(e0),
                 dv = upload(std::vector<float>(size_t(n), 1e-5f));
   Buffer<uint16_t> db("bits", n);
   const double dss = run(dy.view(), dx.view(), de.view(), dd.view(), db.view(), dw.view(), dr.view(),

@@ -479,8 +479,11 @@ TEST_CASE("CUDA fp32 <-> bf16 conversions bit for bit against the host's", "[cud
 
   std::vector<float> rounded = x;
   zeropp::round_to_bf16(view(rounded), n);
-  zc::round_to_bf16(d_x.get(), n);
-  REQUIRE_AGREES("round_to_bf16", d_x.host(), rounded, kBitExact);
+  DeviceCopy<float> d_rounded(nan_filled(x.size()));
+  zc::round_to_bf16(d_x.get(), d_rounded.get(), n);
+  REQUIRE_AGREES("round_to_bf16, copying", d_rounded.host(), rounded, kBitExact);
+  zc::round_to_bf16(d_x.get(), d_x.get(), n);
+  REQUIRE_AGREES("round_to_bf16, in place", d_x.host(), rounded, kBitExact);
 
   std::vector<uint16_t> every(1 << 16);  // every bf16 pattern
   for (size_t i = 0; i < every.size(); ++i) every[i] = uint16_t(i);

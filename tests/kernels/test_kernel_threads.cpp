@@ -153,8 +153,10 @@ TEST_CASE("elementwise kernels give the same results on 1 and 2 threads", "[kern
       to_bf16(y, h, n);
       Buf<float> back("back", n);
       from_bf16(h, back, n);
+      Buf<float> rounded("rounded", n);
+      round_to_bf16(y, rounded, n);
       round_to_bf16(x, n);
-      for (auto* v : {&y, &back, &x}) out.push_back(vec(*v));
+      for (auto* v : {&y, &back, &rounded, &x}) out.push_back(vec(*v));
     });
   }
 }

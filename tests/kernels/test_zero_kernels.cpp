@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "kernels/accumulate.hpp"
@@ -46,6 +47,44 @@ TEST_CASE("bf16 conversion kernels equal the scalar conversions", "[kernels][sim
   }
   CHECK(bad == 0);
   CHECK(std::isnan(back[3]));
+}
+
+TEST_CASE("round_to_bf16 copies the scalar bf16 round trip bit for bit", "[kernels][simd]") {
+  // Bit patterns: NaN payloads (signalling, only low bits set, negative, all
+  // ones), infinities, signed zeros, denormals (a tie among them), ties to
+  // even both ways, the largest floats (the tie above the largest bf16
+  // rounds to infinity), then random bits.
+  std::vector<uint32_t> bits = {0x7f800001u, 0x7f80ffffu, 0x7fc00000u, 0xff800001u, 0xffffffffu, 0x7fbfffffu,
+                                0x7f800000u, 0xff800000u, 0x00000000u, 0x80000000u, 0x00000001u, 0x007fffffu,
+                                0x00008000u, 0x00018000u, 0x80008000u, 0x3f808000u, 0x3f818000u, 0x3f808001u,
+                                0xbf818000u, 0x7f7fffffu, 0x7f7f8000u, 0x7f7e8000u, 0x3f7fffffu, 0x00807fffu};
+  std::mt19937 rng(7);
+  while (bits.size() < 3000) bits.push_back(uint32_t(rng()));
+  const int64_t total = int64_t(bits.size());
+  std::vector<float> x(bits.size()), want(bits.size());
+  std::memcpy(x.data(), bits.data(), bits.size() * 4);
+  for (size_t i = 0; i < x.size(); ++i) want[i] = bf16_to_fp32(fp32_to_bf16(x[i]));
+  const std::vector<float> x0 = x;
+  // Every start offset within a vector and lengths with every tail, guarded:
+  // nothing before or past out[0, n) is written, the input is not.
+  for (int64_t off : {0, 1, 3, 7})
+    for (int64_t n : {int64_t(0), int64_t(1), int64_t(15), int64_t(17), int64_t(33), total - 7}) {
+      std::vector<float> out(size_t(n + 2), -1.0f);
+      round_to_bf16(CVec<float>(x.data() + off, n), Vec<float>(out.data() + 1, n), n);
+      INFO("offset " << off << ", n " << n);
+      CHECK(same_bits(out.data() + 1, want.data() + off, n));
+      CHECK((out[0] == -1.0f && out[size_t(n + 1)] == -1.0f));
+    }
+  CHECK(same_bits(x.data(), x0.data(), total));
+  round_to_bf16(Vec<float>(x.data(), total), total);  // in place
+  CHECK(same_bits(x.data(), want.data(), total));
+  for (size_t i = 0; i < 6; ++i) {  // the NaNs stay NaN, quiet, sign kept
+    CHECK(std::isnan(want[i]));
+    uint32_t u;
+    std::memcpy(&u, &want[i], 4);
+    CHECK((u & 0x00400000u) != 0);
+    CHECK((u >> 31) == (bits[i] >> 31));
+  }
 }
 
 TEST_CASE("accumulate_scaled adds a·x into y", "[kernels][simd]") {
