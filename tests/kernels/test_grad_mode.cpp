@@ -56,11 +56,11 @@ TEMPLATE_TEST_CASE("attention backward overwrites dqkv in GradMode::Overwrite", 
 // accumulates in both modes and must not change either.
 TEMPLATE_TEST_CASE("bias + GELU backward overwrites dpre in GradMode::Overwrite", "[kernels][simd]", float,
                    double) {
-  using T = TestType;
   std::mt19937 rng(18);
-  for (auto [N, OC] : {std::array<int, 2>{7, 13}, {1, 1}, {5, 130}}) {
-    INFO("N=" << N << " OC=" << OC);
+  using T = TestType;
+  for (auto [N, OC] : {std::pair{7, 13}, std::pair{1, 1}, std::pair{5, 130}}) {  // 130: three column chunks
     const int64_t n = int64_t(N) * OC;
+    INFO("N=" << N << " OC=" << OC);
     auto pre = random_buf<T>(n, rng, -4, 4), dout = random_buf<T>(n, rng), dbias0 = random_buf<T>(OC, rng);
     for (bool reference : {false, true}) {
       INFO((reference ? "reference" : "fast kernel"));
