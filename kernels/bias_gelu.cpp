@@ -29,8 +29,8 @@ struct BiasGeluForward {
 // apart), which keeps each dbias entry's order. Overwrite adds g to 0 instead
 // of to dpre (not read): the same expression, so the compiler contracts it and
 // dbias's sum into FMAs as in Accumulate, and dbias and dpre keep
-// Accumulate-into-zeros' bits (storing g itself made dbias's add a separate
-// rounding on the AVX-512 path). The mode is a template parameter: one loop each.
+// Accumulate-into-zeros' bits (storing g itself changed dbias's bits on the
+// AVX-512 path). The mode is a template parameter: one loop each.
 template <class T, GradMode M>
 struct BiasGeluBackward {
   static ZEROPP_SIMD_INLINE void run(T* dpre, T* dbias, const T* pre, const T* dout, int N, int width,
