@@ -94,7 +94,8 @@ if(ZEROPP_BUILD_TESTS)
   # entry points' dispatch, and the engine's kernels and memory under a device
   # context; each case says "SKIPPED:" without one (all cases skip together).
   add_executable(zeropp_cuda_kernel_tests tests/main.cpp tests/cuda/test_cuda_kernels.cpp
-                                          tests/cuda/test_cuda_dispatch.cpp tests/cuda/test_cuda_engine_kernels.cpp)
+                                          tests/cuda/test_cuda_dispatch.cpp tests/cuda/test_cuda_engine_kernels.cpp
+                                          tests/cuda/test_cuda_grad_mode.cpp)
   target_link_libraries(zeropp_cuda_kernel_tests PRIVATE zeropp_cuda zeropp_kernels zeropp::kokkos Catch2::Catch2
                                                          zeropp_warnings)
   add_test(NAME cuda_kernels COMMAND $<TARGET_FILE:zeropp_cuda_kernel_tests> "[cuda-kernels]" --warn NoTests)

@@ -56,14 +56,17 @@ void attention_forward(Vec<T> out, Vec<T> preatt, Vec<T> att, CVec<T> qkv, int B
 
 template <class T>
 void attention_backward(Vec<T> dqkv, Vec<T> dpreatt, Vec<T> datt, CVec<T> dout, CVec<T> qkv, CVec<T> att,
-                        int B, int Tn, int C, int NH) {
+                        int B, int Tn, int C, int NH, GradMode dqkv_mode) {
   ZEROPP_ON_DEVICE(T, "attention_backward",
                    cuda::attention_backward(*ZD->blas, dqkv.data(), dpreatt.data(), datt.data(), dout.data(),
-                                            qkv.data(), att.data(), B, Tn, C, NH));
+                                            qkv.data(), att.data(), B, Tn, C, NH, dqkv_mode));
   const int hs = C / NH;
   const int64_t C3 = 3 * int64_t(C);
   const int64_t TT = int64_t(Tn) * Tn;
   const T scale = T(1) / std::sqrt(T(hs));
+  // Each row block of dv, dq and dk is the output of one GEMM below (the
+  // blocks tile [0, Tn)), so Overwrite is beta = 0 on all three.
+  const T beta = dqkv_mode == GradMode::Overwrite ? T(0) : T(1);
   for (int b = 0; b < B; ++b) {
     const T* dy = dout.data() + int64_t(b) * Tn * C;
     const T* v = qkv.data() + b * Tn * C3 + 2 * C;
@@ -76,7 +79,7 @@ void attention_backward(Vec<T> dqkv, Vec<T> dpreatt, Vec<T> datt, CVec<T> dout, 
                               int(C3), hs, T(0), da + int64_t(r0) * Tn, Tn, TT, NH);
       // dv[r0:r0 + rows] += att[r0:, r0:r0 + rows]^T · dy[r0:] (att is 0 above the diagonal)
       gemm_strided_batched<T>(Trans::T, Trans::N, rows, hs, Tn - r0, T(1), a + int64_t(r0) * Tn + r0, Tn, TT,
-                              dy + int64_t(r0) * C, C, hs, T(1), dv + r0 * C3, int(C3), hs, NH);
+                              dy + int64_t(r0) * C, C, hs, beta, dv + r0 * C3, int(C3), hs, NH);
     });
   }
   causal_softmax_backward<T>(dpreatt, att, datt, int64_t(B) * NH * Tn, Tn, scale);
@@ -87,10 +90,10 @@ void attention_backward(Vec<T> dqkv, Vec<T> dpreatt, Vec<T> datt, CVec<T> dout, 
     for_row_blocks(Tn, [&](int r0, int rows) {
       // dq[r0:] += dpre[r0:, :r0 + rows] · k[:r0 + rows]
       gemm_strided_batched<T>(Trans::N, Trans::N, rows, hs, r0 + rows, T(1), dpb + int64_t(r0) * Tn, Tn, TT,
-                              q + C, int(C3), hs, T(1), dq + r0 * C3, int(C3), hs, NH);
+                              q + C, int(C3), hs, beta, dq + r0 * C3, int(C3), hs, NH);
       // dk[r0:r0 + rows] += dpre[r0:, r0:r0 + rows]^T · q[r0:] (dpre is 0 above the diagonal)
       gemm_strided_batched<T>(Trans::T, Trans::N, rows, hs, Tn - r0, T(1), dpb + int64_t(r0) * Tn + r0, Tn,
-                              TT, q + r0 * C3, int(C3), hs, T(1), dq + C + r0 * C3, int(C3), hs, NH);
+                              TT, q + r0 * C3, int(C3), hs, beta, dq + C + r0 * C3, int(C3), hs, NH);
     });
   }
 }
@@ -130,7 +133,8 @@ void attention_forward_reference(Vec<T> out, Vec<T> preatt, Vec<T> att, CVec<T> 
 
 template <class T>
 void attention_backward_reference(Vec<T> dqkv, Vec<T> dpreatt, Vec<T> datt, CVec<T> dout, CVec<T> qkv,
-                                  CVec<T> att, int B, int Tn, int C, int NH) {
+                                  CVec<T> att, int B, int Tn, int C, int NH, GradMode dqkv_mode) {
+  if (dqkv_mode == GradMode::Overwrite) Kokkos::deep_copy(dqkv, T(0));
   const int hs = C / NH;
   const int64_t C3 = 3 * int64_t(C);
   const T scale = T(1) / std::sqrt(T(hs));
@@ -168,11 +172,11 @@ void attention_backward_reference(Vec<T> dqkv, Vec<T> dpreatt, Vec<T> datt, CVec
 
 #define ZEROPP_INSTANTIATE_ATTENTION(T)                                                                      \
   template void attention_forward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, int, int, int, int);                   \
-  template void attention_backward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int,      \
-                                      int);                                                                  \
+  template void attention_backward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, int, \
+                                      GradMode);                                                             \
   template void attention_forward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, int, int, int, int);         \
   template void attention_backward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, \
-                                                int, int);
+                                                int, int, GradMode);
 ZEROPP_INSTANTIATE_ATTENTION(float)
 ZEROPP_INSTANTIATE_ATTENTION(double)
 

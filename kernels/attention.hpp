@@ -22,10 +22,13 @@
 //   dv_h   += att^T · dout_h
 //   dpreatt = scale * att ⊙ (datt - rowsum(att ⊙ datt)) (scratch, overwritten, 0 for t2 > t)
 //   dq_h   += dpreatt · k_h,   dk_h += dpreatt^T · q_h
-// dqkv is accumulated (+=).
+// dqkv is accumulated (+=), or overwritten with dqkv_mode Overwrite (each of
+// its elements is the output of exactly one GEMM, which then runs with
+// beta = 0: the same bits as accumulating into zeros, garbage in dqkv unread).
 #pragma once
 
 #include "kernels/common.hpp"
+#include "kernels/grad_mode.hpp"
 
 namespace zeropp {
 
@@ -34,7 +37,7 @@ void attention_forward(Vec<T> out, Vec<T> preatt, Vec<T> att, CVec<T> qkv, int B
 
 template <class T>
 void attention_backward(Vec<T> dqkv, Vec<T> dpreatt, Vec<T> datt, CVec<T> dout, CVec<T> qkv, CVec<T> att,
-                        int B, int Tn, int C, int NH);
+                        int B, int Tn, int C, int NH, GradMode dqkv_mode = GradMode::Accumulate);
 
 template <class T>
 void attention_forward_reference(Vec<T> out, Vec<T> preatt, Vec<T> att, CVec<T> qkv, int B, int Tn, int C,
@@ -42,6 +45,7 @@ void attention_forward_reference(Vec<T> out, Vec<T> preatt, Vec<T> att, CVec<T> 
 
 template <class T>
 void attention_backward_reference(Vec<T> dqkv, Vec<T> dpreatt, Vec<T> datt, CVec<T> dout, CVec<T> qkv,
-                                  CVec<T> att, int B, int Tn, int C, int NH);
+                                  CVec<T> att, int B, int Tn, int C, int NH,
+                                  GradMode dqkv_mode = GradMode::Accumulate);
 
 }  // namespace zeropp

@@ -74,10 +74,11 @@ void rope_forward_at(Vec<T> out, CVec<T> inp, int B, int Tn, int C, int NH, int 
 }
 
 template <class T>
-void rope_backward(Vec<T> dinp, CVec<T> dout, int B, int Tn, int C, int NH) {
+void rope_backward(Vec<T> dinp, CVec<T> dout, int B, int Tn, int C, int NH, GradMode dinp_mode) {
   ZEROPP_ON_DEVICE(T, "rope_backward",
-                   cuda::rope_backward(dinp.data(), dout.data(), B, Tn, C, NH, ZD->stream));
-  rope_rows("rope_backward", dinp.data(), dout.data(), B, Tn, C, NH, T(-1), true, 0);
+                   cuda::rope_backward(dinp.data(), dout.data(), B, Tn, C, NH, dinp_mode, ZD->stream));
+  rope_rows("rope_backward", dinp.data(), dout.data(), B, Tn, C, NH, T(-1), dinp_mode == GradMode::Accumulate,
+            0);
 }
 
 template <class T>
@@ -91,16 +92,16 @@ void rope_forward_at_reference(Vec<T> out, CVec<T> inp, int B, int Tn, int C, in
 }
 
 template <class T>
-void rope_backward_reference(Vec<T> dinp, CVec<T> dout, int B, int Tn, int C, int NH) {
-  rope_rows_reference(dinp, dout, B, Tn, C, NH, -1.0, true, 0);
+void rope_backward_reference(Vec<T> dinp, CVec<T> dout, int B, int Tn, int C, int NH, GradMode dinp_mode) {
+  rope_rows_reference(dinp, dout, B, Tn, C, NH, -1.0, dinp_mode == GradMode::Accumulate, 0);
 }
 
-#define ZEROPP_INSTANTIATE_ROPE(T)                                               \
-  template void rope_forward<T>(Vec<T>, CVec<T>, int, int, int, int);            \
-  template void rope_backward<T>(Vec<T>, CVec<T>, int, int, int, int);           \
-  template void rope_forward_reference<T>(Vec<T>, CVec<T>, int, int, int, int);  \
-  template void rope_backward_reference<T>(Vec<T>, CVec<T>, int, int, int, int); \
-  template void rope_forward_at<T>(Vec<T>, CVec<T>, int, int, int, int, int);    \
+#define ZEROPP_INSTANTIATE_ROPE(T)                                                         \
+  template void rope_forward<T>(Vec<T>, CVec<T>, int, int, int, int);                      \
+  template void rope_backward<T>(Vec<T>, CVec<T>, int, int, int, int, GradMode);           \
+  template void rope_forward_reference<T>(Vec<T>, CVec<T>, int, int, int, int);            \
+  template void rope_backward_reference<T>(Vec<T>, CVec<T>, int, int, int, int, GradMode); \
+  template void rope_forward_at<T>(Vec<T>, CVec<T>, int, int, int, int, int);              \
   template void rope_forward_at_reference<T>(Vec<T>, CVec<T>, int, int, int, int, int);
 ZEROPP_INSTANTIATE_ROPE(float)
 ZEROPP_INSTANTIATE_ROPE(double)

@@ -7,10 +7,12 @@
 //   out[2i]   = x[2i] cos(theta) - x[2i+1] sin(theta)
 //   out[2i+1] = x[2i] sin(theta) + x[2i+1] cos(theta);
 // v is copied. out is overwritten. Backward applies the inverse (transposed)
-// rotation to dout's q and k and accumulates into dinp (v passes through).
+// rotation to dout's q and k and accumulates into dinp (v passes through),
+// or overwrites dinp with dinp_mode Overwrite (garbage in dinp unread).
 #pragma once
 
 #include "kernels/common.hpp"
+#include "kernels/grad_mode.hpp"
 
 namespace zeropp {
 
@@ -23,7 +25,8 @@ template <class T>
 void rope_forward_at(Vec<T> out, CVec<T> inp, int B, int Tn, int C, int NH, int pos0);
 
 template <class T>
-void rope_backward(Vec<T> dinp, CVec<T> dout, int B, int Tn, int C, int NH);
+void rope_backward(Vec<T> dinp, CVec<T> dout, int B, int Tn, int C, int NH,
+                   GradMode dinp_mode = GradMode::Accumulate);
 
 template <class T>
 void rope_forward_reference(Vec<T> out, CVec<T> inp, int B, int Tn, int C, int NH);
@@ -32,6 +35,7 @@ template <class T>
 void rope_forward_at_reference(Vec<T> out, CVec<T> inp, int B, int Tn, int C, int NH, int pos0);
 
 template <class T>
-void rope_backward_reference(Vec<T> dinp, CVec<T> dout, int B, int Tn, int C, int NH);
+void rope_backward_reference(Vec<T> dinp, CVec<T> dout, int B, int Tn, int C, int NH,
+                             GradMode dinp_mode = GradMode::Accumulate);
 
 }  // namespace zeropp

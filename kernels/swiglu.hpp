@@ -3,10 +3,12 @@
 //   out = silu(a) * b,  silu(a) = a * sigmoid(a).
 // Backward accumulates, with s = sigmoid(a):
 //   da += dout * b * s * (1 + a (1 - s)),   db += dout * silu(a)
-// into dinp [N, 2F]. out is overwritten.
+// into dinp [N, 2F], or overwrites it with dinp_mode Overwrite (garbage in
+// dinp unread). out is overwritten.
 #pragma once
 
 #include "kernels/common.hpp"
+#include "kernels/grad_mode.hpp"
 
 namespace zeropp {
 
@@ -14,12 +16,14 @@ template <class T>
 void swiglu_forward(Vec<T> out, CVec<T> inp, int64_t N, int F);
 
 template <class T>
-void swiglu_backward(Vec<T> dinp, CVec<T> inp, CVec<T> dout, int64_t N, int F);
+void swiglu_backward(Vec<T> dinp, CVec<T> inp, CVec<T> dout, int64_t N, int F,
+                     GradMode dinp_mode = GradMode::Accumulate);
 
 template <class T>
 void swiglu_forward_reference(Vec<T> out, CVec<T> inp, int64_t N, int F);
 
 template <class T>
-void swiglu_backward_reference(Vec<T> dinp, CVec<T> inp, CVec<T> dout, int64_t N, int F);
+void swiglu_backward_reference(Vec<T> dinp, CVec<T> inp, CVec<T> dout, int64_t N, int F,
+                               GradMode dinp_mode = GradMode::Accumulate);
 
 }  // namespace zeropp

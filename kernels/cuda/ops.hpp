@@ -47,7 +47,8 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
 void attention_forward(Blas& blas, float* out, float* preatt, float* att, const float* qkv, int B, int Tn,
                        int C, int NH);
 void attention_backward(Blas& blas, float* dqkv, float* dpreatt, float* datt, const float* dout,
-                        const float* qkv, const float* att, int B, int Tn, int C, int NH);
+                        const float* qkv, const float* att, int B, int Tn, int C, int NH,
+                        GradMode dqkv_mode = GradMode::Accumulate);
 
 // kernels/causal_softmax.hpp: the fused mask + softmax between attention's GEMMs.
 void causal_softmax_forward(float* att, const float* pre, int64_t rows, int Tn,
@@ -68,7 +69,7 @@ void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n,
 void bias_gelu_forward(float* pre, float* out, const float* bias, int N, int OC,
                        cudaStream_t stream = nullptr);
 void bias_gelu_backward(float* dpre, float* dbias, const float* pre, const float* dout, int N, int OC,
-                        cudaStream_t stream = nullptr);
+                        GradMode dpre_mode = GradMode::Accumulate, cudaStream_t stream = nullptr);
 
 // kernels/residual.hpp
 void residual_forward(float* out, const float* a, const float* b, int64_t n, cudaStream_t stream = nullptr);
@@ -112,10 +113,10 @@ void rope_forward(float* out, const float* inp, int B, int Tn, int C, int NH, cu
 void rope_forward_at(float* out, const float* inp, int B, int Tn, int C, int NH, int pos0,
                      cudaStream_t stream = nullptr);
 void rope_backward(float* dinp, const float* dout, int B, int Tn, int C, int NH,
-                   cudaStream_t stream = nullptr);
+                   GradMode dinp_mode = GradMode::Accumulate, cudaStream_t stream = nullptr);
 void swiglu_forward(float* out, const float* inp, int64_t N, int F, cudaStream_t stream = nullptr);
 void swiglu_backward(float* dinp, const float* inp, const float* dout, int64_t N, int F,
-                     cudaStream_t stream = nullptr);
+                     GradMode dinp_mode = GradMode::Accumulate, cudaStream_t stream = nullptr);
 
 // The engine's elementwise kernels: kernels/accumulate.hpp, kernels/convert.hpp
 // (to_bf16 in comm_kernels.cuh), kernels/error_feedback.hpp.

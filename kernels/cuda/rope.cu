@@ -3,10 +3,9 @@
 // 10000^(-2i/hs) with the host's float expression (t = pos0 + the row's
 // position for rope_forward_at, generation after pos0 cached tokens), and one
 // thread per v channel, copied (forward) or accumulated (backward, which
-// rotates by -theta). theta reaches pos0 + Tn radians and the device's powf is
-// within 4 ulp (cosf, sinf 2 ulp) of the true value, the host's within 1:
-// agreement within absolute 1e-6 * (pos0 + Tn) of inputs of magnitude 1 (plus
-// relative 1e-5), v bit for bit.
+// rotates by -theta; copied too with GradMode::Overwrite). theta reaches pos0 + Tn radians and the device's
+// powf is within 4 ulp (cosf, sinf 2 ulp) of the true value, the host's within 1: agreement within absolute
+// 1e-6 * (pos0 + Tn) of inputs of magnitude 1 (plus relative 1e-5), v bit for bit.
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/ops.hpp"
 
@@ -48,8 +47,9 @@ void rope_forward_at(float* out, const float* inp, int B, int Tn, int C, int NH,
   rope_rows(out, inp, B, Tn, C, NH, pos0, 1.0f, false, stream);
 }
 
-void rope_backward(float* dinp, const float* dout, int B, int Tn, int C, int NH, cudaStream_t stream) {
-  rope_rows(dinp, dout, B, Tn, C, NH, 0, -1.0f, true, stream);
+void rope_backward(float* dinp, const float* dout, int B, int Tn, int C, int NH, GradMode dinp_mode,
+                   cudaStream_t stream) {
+  rope_rows(dinp, dout, B, Tn, C, NH, 0, -1.0f, dinp_mode == GradMode::Accumulate, stream);
 }
 
 }  // namespace zeropp::cuda

@@ -14,14 +14,17 @@ void swiglu_forward(float* out, const float* inp, int64_t N, int F, cudaStream_t
   });
 }
 
-void swiglu_backward(float* dinp, const float* inp, const float* dout, int64_t N, int F,
+void swiglu_backward(float* dinp, const float* inp, const float* dout, int64_t N, int F, GradMode dinp_mode,
                      cudaStream_t stream) {
+  const bool acc = dinp_mode == GradMode::Accumulate;
   detail::for_each_index(N * F, stream, [=] __device__(int64_t i) {
     const int64_t n = i / F, f = i % F;
     const float a = inp[n * 2 * F + f], b = inp[n * 2 * F + F + f];
     const float s = 1.0f / (1.0f + expf(-a));
-    dinp[n * 2 * F + f] += dout[i] * b * s * (1.0f + a * (1.0f - s));
-    dinp[n * 2 * F + F + f] += dout[i] * a * s;
+    const float da = dout[i] * b * s * (1.0f + a * (1.0f - s)), db = dout[i] * a * s;
+    float* dx = dinp + n * 2 * F;
+    dx[f] = acc ? dx[f] + da : da;
+    dx[F + f] = acc ? dx[F + f] + db : db;
   });
 }
 

@@ -5,7 +5,9 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -53,6 +55,25 @@ void require_close(CVec<T> a, CVec<T> b, double tol, const std::string& what) {
       REQUIRE(std::fabs(x - y) <= tol * (1 + std::fabs(y)));
     }
   }
+}
+
+// a and b hold the same bits (the sign of zero and NaNs included), reporting
+// the first difference.
+template <class T>
+void require_same_bits(CVec<T> a, CVec<T> b, const std::string& what) {
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::memcmp(&a(i), &b(i), sizeof(T)) != 0) {
+      INFO(what << "[" << i << "]: " << a(i) << " vs " << b(i));
+      REQUIRE(std::memcmp(&a(i), &b(i), sizeof(T)) == 0);
+    }
+}
+
+template <class T>
+Buf<T> nan_buf(int64_t n) {
+  Buf<T> b("nan", n);
+  Kokkos::deep_copy(b, std::numeric_limits<T>::quiet_NaN());
+  return b;
 }
 
 // L = sum(out ⊙ R): the scalar loss whose gradient w.r.t. out is R.

@@ -179,8 +179,7 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
   // backward passes it to both branches unchanged, so each block reads it as
   // its projections' output gradient and its two LayerNorm backwards add
   // their input gradients into it (the only accumulation; every other buffer
-  // is overwritten by its first writer, except dfch and dqkv, whose writers
-  // accumulate).
+  // is overwritten by its single writer, GradMode::Overwrite).
   const Vec<T> dres = at(a.dres, 0, nC);
   zero(dres);
   {
@@ -198,10 +197,9 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
     const int u = gpt2::block_unit(l);
     const auto [w, g, ps] = acquire_for_backward(src, layout_, u);
     const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
-    for (const Vec<T>& v : {dqkv, dfch}) zero(v);
     matmul_backward<T>(dgelu, G(g, ps[MPROJW]), G(g, ps[MPROJB]), dres, at(a.fch_gelu[l], 0, 4 * nC),
                        P(w, ps[MPROJW]), int(BT), 4 * C, C, Trans::N, this->prec_, first);
-    bias_gelu_backward<T>(dfch, G(g, ps[FCB]), at(a.fch[l], 0, 4 * nC), dgelu, int(BT), 4 * C);
+    bias_gelu_backward<T>(dfch, G(g, ps[FCB]), at(a.fch[l], 0, 4 * nC), dgelu, int(BT), 4 * C, first);
     matmul_backward<T>(dC, G(g, ps[FCW]), Vec<T>(), dfch, at(a.ln2[l], 0, nC), P(w, ps[FCW]), int(BT), C,
                        4 * C, Trans::N, this->prec_, first);  // dln2
     layernorm_backward<T>(dres, G(g, ps[LN2W]), G(g, ps[LN2B]), dC, at(a.res2[l], 0, nC), P(w, ps[LN2W]),
@@ -209,7 +207,7 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
     matmul_backward<T>(dC, G(g, ps[APROJW]), G(g, ps[APROJB]), dres, at(a.atty[l], 0, nC), P(w, ps[APROJW]),
                        int(BT), C, C, Trans::N, this->prec_, first);  // datty
     attention_backward<T>(dqkv, at(a.dpreatt, 0, natt), at(a.datt, 0, natt), dC, at(a.qkv[l], 0, 3 * nC),
-                          at(a.att[l], 0, natt), B, Tn, C, NH);
+                          at(a.att[l], 0, natt), B, Tn, C, NH, first);
     matmul_backward<T>(dC, G(g, ps[ATTNW]), G(g, ps[ATTNB]), dqkv, at(a.ln1[l], 0, nC), P(w, ps[ATTNW]),
                        int(BT), C, 3 * C, Trans::N, this->prec_, first);  // dln1
     layernorm_backward<T>(dres, G(g, ps[LN1W]), G(g, ps[LN1B]), dC, x, P(w, ps[LN1W]),

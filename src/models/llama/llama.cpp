@@ -187,10 +187,9 @@ void Llama<T>::backward(T dloss, UnitSource<T>& src) {
     const int u = llama::block_unit(l);
     const auto [w, g, ps] = acquire_for_backward(src, layout_, u);
     const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
-    for (const Vec<T>& v : {dqkv, dqkvr, dh}) zero(v);  // their writers accumulate
     matmul_backward<T>(dg, G(g, ps[W2]), Vec<T>(), dres, at(a.g[l], 0, nF), P(w, ps[W2]), int(BT), F, C,
                        Trans::N, this->prec_, first);
-    swiglu_backward<T>(dh, at(a.h[l], 0, 2 * nF), dg, BT, F);
+    swiglu_backward<T>(dh, at(a.h[l], 0, 2 * nF), dg, BT, F, first);
     matmul_backward<T>(dC, G(g, ps[W13]), Vec<T>(), dh, at(a.xn2[l], 0, nC), P(w, ps[W13]), int(BT), C, 2 * F,
                        Trans::N, this->prec_, first);  // dxn2
     rmsnorm_backward<T>(dres, G(g, ps[FFN_NORM]), dC, at(a.res2[l], 0, nC), P(w, ps[FFN_NORM]),
@@ -198,8 +197,8 @@ void Llama<T>::backward(T dloss, UnitSource<T>& src) {
     matmul_backward<T>(dC, G(g, ps[WO]), Vec<T>(), dres, at(a.atty[l], 0, nC), P(w, ps[WO]), int(BT), C, C,
                        Trans::N, this->prec_, first);  // datty
     attention_backward<T>(dqkvr, at(a.dpreatt, 0, natt), at(a.datt, 0, natt), dC, at(a.qkvr[l], 0, 3 * nC),
-                          at(a.att[l], 0, natt), B, Tn, C, NH);
-    rope_backward<T>(dqkv, dqkvr, B, Tn, C, NH);
+                          at(a.att[l], 0, natt), B, Tn, C, NH, first);
+    rope_backward<T>(dqkv, dqkvr, B, Tn, C, NH, first);
     matmul_backward<T>(dC, G(g, ps[WQKV]), Vec<T>(), dqkv, at(a.xn1[l], 0, nC), P(w, ps[WQKV]), int(BT), C,
                        3 * C, Trans::N, this->prec_, first);  // dxn1
     rmsnorm_backward<T>(dres, G(g, ps[ATTN_NORM]), dC, x, P(w, ps[ATTN_NORM]), at(a.rstd1[l], 0, BT), int(BT),
