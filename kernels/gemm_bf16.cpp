@@ -2,7 +2,6 @@
 
 #include <omp.h>
 
-#include <cstring>
 #include <map>
 #include <stdexcept>
 #include <tuple>
