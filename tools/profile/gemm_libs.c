@@ -178,14 +178,15 @@ static double median(double* v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Median over reps of t[l] / t[0] (OpenBLAS), per shape (s >= 0) or over the step's mix (s < 0).
-static double median_ratio(double t[kMaxShapes][kMaxLibs][kMaxReps], int s, int l, int reps) {
+// Median over reps of the time of shape s (s >= 0) or of the step's mix
+// (s < 0), each shape j on library lib[j], against OpenBLAS's (library 0).
+static double median_ratio_of(double t[kMaxShapes][kMaxLibs][kMaxReps], int s, const int* lib, int reps) {
   double r[kMaxReps];
   for (int i = 0; i < reps; ++i) {
     double num = 0.0, den = 0.0;
     for (int j = 0; j < n_shapes; ++j) {
       if (s >= 0 && j != s) continue;
-      num += shapes[j].calls_per_step * t[j][l][i];
+      num += shapes[j].calls_per_step * t[j][lib[j]][i];
       den += shapes[j].calls_per_step * t[j][0][i];
     }
     r[i] = num / den;
@@ -193,19 +194,11 @@ static double median_ratio(double t[kMaxShapes][kMaxLibs][kMaxReps], int s, int 
   return median(r, reps);
 }
 
-// Median over reps of the step mix's time with each shape on the library of
-// best[shape], against OpenBLAS's.
-static double median_ratio_best(double t[kMaxShapes][kMaxLibs][kMaxReps], const int* best, int reps) {
-  double r[kMaxReps];
-  for (int i = 0; i < reps; ++i) {
-    double num = 0.0, den = 0.0;
-    for (int j = 0; j < n_shapes; ++j) {
-      num += shapes[j].calls_per_step * t[j][best[j]][i];
-      den += shapes[j].calls_per_step * t[j][0][i];
-    }
-    r[i] = num / den;
-  }
-  return median(r, reps);
+// The same with every shape on library l.
+static double median_ratio(double t[kMaxShapes][kMaxLibs][kMaxReps], int s, int l, int reps) {
+  int lib[kMaxShapes];
+  for (int j = 0; j < n_shapes; ++j) lib[j] = l;
+  return median_ratio_of(t, s, lib, reps);
 }
 
 // Median over reps of the step mix's GFLOP/s (s < 0) or one shape's.
@@ -342,8 +335,8 @@ int main(int argc, char** argv) {
       if (median_ratio(hot_cpu, s, l, reps) < median_ratio(hot_cpu, s, best[s], reps)) best[s] = l;
   }
   printf("\nbest library per shape, step mix / OpenBLAS: hot cpu %.3f wall %.3f, cold cpu %.3f wall %.3f\n",
-         median_ratio_best(hot_cpu, best, reps), median_ratio_best(hot_wall, best, reps),
-         median_ratio_best(cold_cpu, best, reps), median_ratio_best(cold_wall, best, reps));
+         median_ratio_of(hot_cpu, -1, best, reps), median_ratio_of(hot_wall, -1, best, reps),
+         median_ratio_of(cold_cpu, -1, best, reps), median_ratio_of(cold_wall, -1, best, reps));
   for (int l = 0; l < n_libs; ++l)
     if (libs[l].wrong) return 2;
   return 0;
