@@ -65,9 +65,7 @@ void gelu_forward(float* out, const float* inp, int64_t n, cudaStream_t stream =
 void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n,
                    cudaStream_t stream = nullptr);
 
-// kernels/bias_gelu.hpp: the MLP's fc bias fused with GELU.
-void bias_gelu_forward(float* pre, float* out, const float* bias, int N, int OC,
-                       cudaStream_t stream = nullptr);
+// kernels/bias_gelu.hpp: GELU's backward with the MLP's fc bias gradient.
 void bias_gelu_backward(float* dpre, float* dbias, const float* pre, const float* dout, int N, int OC,
                         GradMode dpre_mode = GradMode::Accumulate, cudaStream_t stream = nullptr);
 

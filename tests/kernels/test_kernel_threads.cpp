@@ -88,9 +88,8 @@ TEST_CASE("elementwise kernels give the same results on 1 and 2 threads", "[kern
       gelu_forward<float>(y, x, x.size());
       gelu_backward<float>(dx, x, dy, x.size());
       out = {vec(y), vec(dx)};
-      bias_gelu_forward<float>(x, y, bias, N, OC);
       bias_gelu_backward<float>(dx, dbias, x, dy, N, OC);
-      for (auto* b : {&x, &y, &dx, &dbias}) out.push_back(vec(*b));
+      for (auto* b : {&dx, &dbias}) out.push_back(vec(*b));
     });
   }
   SECTION("layernorm, residual_layernorm, residual, bias_residual") {

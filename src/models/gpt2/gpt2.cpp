@@ -5,6 +5,7 @@
 #include "kernels/attention.hpp"
 #include "kernels/bias_gelu.hpp"
 #include "kernels/encoder.hpp"
+#include "kernels/gelu.hpp"
 #include "kernels/layernorm.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/residual.hpp"
@@ -138,10 +139,11 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
     residual_layernorm_forward<T>(at(a.res2[l], 0, nC), at(a.ln2[l], 0, nC), at(a.ln2_mean[l], 0, BT),
                                   at(a.ln2_rstd[l], 0, BT), x, at(a.scratchC, 0, nC), P(w, ps[APROJB]),
                                   P(w, ps[LN2W]), P(w, ps[LN2B]), int(BT), C);
-    matmul_forward<T>(at(a.fch[l], 0, 4 * nC), at(a.ln2[l], 0, nC), P(w, ps[FCW]), CVec<T>(), int(BT), C,
-                      4 * C, Trans::N, this->prec_);  // the bias is added by bias_gelu
-    bias_gelu_forward<T>(at(a.fch[l], 0, 4 * nC), at(a.fch_gelu[l], 0, 4 * nC), P(w, ps[FCB]), int(BT),
-                         4 * C);
+    // fc's bias rows are the GEMM's C (beta = 1): they replace OpenBLAS's own
+    // clearing pass, and GELU reads fch without writing it back.
+    matmul_forward<T>(at(a.fch[l], 0, 4 * nC), at(a.ln2[l], 0, nC), P(w, ps[FCW]), P(w, ps[FCB]), int(BT), C,
+                      4 * C, Trans::N, this->prec_);
+    gelu_forward<T>(at(a.fch_gelu[l], 0, 4 * nC), at(a.fch[l], 0, 4 * nC), 4 * nC);
     matmul_forward<T>(at(a.scratchC, 0, nC), at(a.fch_gelu[l], 0, 4 * nC), P(w, ps[MPROJW]), CVec<T>(),
                       int(BT), 4 * C, C, Trans::N, this->prec_);
     bias_residual_forward<T>(at(a.res3[l], 0, nC), at(a.res2[l], 0, nC), at(a.scratchC, 0, nC),
