@@ -24,6 +24,7 @@
 #include "kernels/crossentropy.hpp"
 #include "kernels/gelu.hpp"
 #include "kernels/layernorm.hpp"
+#include "kernels/layernorm_seed.hpp"
 #include "kernels/sum_squares.hpp"
 
 using namespace zeropp;
@@ -91,6 +92,8 @@ int main(int argc, char** argv) {
            [&] { bias_gelu_backward<float>(dpre, dbias, pre, dout, N, OC); });
     report("layernorm_forward [2048, 256]", reps,
            [&] { layernorm_forward<float>(y, mean, rstd, x, w, b, N, C); });
+    report("layernorm_seed_forward [2048, 256]", reps,
+           [&] { layernorm_seed_forward<float>(y, mean, rstd, dx, x, w, b, db, N, C); });
     report("layernorm_backward [2048, 256]", reps,
            [&] { layernorm_backward<float>(dx, dw, db, y, x, w, mean, rstd, N, C); });
     report("causal_softmax_forward [8192, 256]", reps,
