@@ -22,7 +22,9 @@
 #include "kernels/convert.hpp"
 #include "kernels/cpu_features.hpp"
 #include "kernels/crossentropy.hpp"
+#include "kernels/gelu.hpp"
 #include "kernels/layernorm.hpp"
+#include "kernels/layernorm_seed.hpp"
 #include "kernels/sum_squares.hpp"
 
 using namespace zeropp;
@@ -74,7 +76,7 @@ int main(int argc, char** argv) {
     const int64_t rows = int64_t(8) * 4 * Tn;  // B · heads · T score rows
     auto pre = filled("pre", int64_t(N) * OC, 1), out = filled("out", int64_t(N) * OC, 1);
     auto dpre = filled("dpre", int64_t(N) * OC, 0), dout = filled("dout", int64_t(N) * OC, 1e-3f);
-    auto bias = filled("bias", OC, 0), dbias = filled("dbias", OC, 0);
+    auto dbias = filled("dbias", OC, 0);
     auto x = filled("x", int64_t(N) * C, 0.5f), y = filled("y", int64_t(N) * C, 0),
          dx = filled("dx", int64_t(N) * C, 0);
     auto w = filled("w", C, 0.25f), b = filled("b", C, 0), dw = filled("dw", C, 0), db = filled("db", C, 0);
@@ -85,11 +87,13 @@ int main(int argc, char** argv) {
     const int64_t n = int64_t(N) * OC;
     std::printf("elementwise kernels: %s, best of %d, thread CPU ms\n\n| kernel | ms |\n|---|---:|\n",
                 simd_isa_name(simd_isa()), reps);
-    report("bias_gelu_forward [2048, 1024]", reps, [&] { bias_gelu_forward<float>(pre, out, bias, N, OC); });
+    report("gelu_forward [2048, 1024]", reps, [&] { gelu_forward<float>(out, pre, n); });
     report("bias_gelu_backward [2048, 1024]", reps,
            [&] { bias_gelu_backward<float>(dpre, dbias, pre, dout, N, OC); });
     report("layernorm_forward [2048, 256]", reps,
            [&] { layernorm_forward<float>(y, mean, rstd, x, w, b, N, C); });
+    report("layernorm_seed_forward [2048, 256]", reps,
+           [&] { layernorm_seed_forward<float>(y, mean, rstd, dx, x, w, b, db, N, C); });
     report("layernorm_backward [2048, 256]", reps,
            [&] { layernorm_backward<float>(dx, dw, db, y, x, w, mean, rstd, N, C); });
     report("causal_softmax_forward [8192, 256]", reps,

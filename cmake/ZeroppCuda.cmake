@@ -33,7 +33,7 @@ message(STATUS "CUDA ${CUDAToolkit_VERSION} (${CMAKE_CUDA_COMPILER}), architectu
                "NCCL ${ZEROPP_NCCL_LIBRARY}")
 
 # The model's operations (kernels/cuda/ops.hpp), one per file beside its host twin.
-set(zeropp_cuda_ops matmul encoder layernorm residual_layernorm attention causal_softmax attention_decode gelu
+set(zeropp_cuda_ops matmul encoder layernorm layernorm_seed attention causal_softmax attention_decode gelu
     bias_gelu residual crossentropy lm_head_loss adamw sum_squares rmsnorm rope swiglu accumulate convert
     error_feedback buffer_ops qgz_reorder)
 list(TRANSFORM zeropp_cuda_ops PREPEND kernels/cuda/)

@@ -11,16 +11,15 @@ namespace zeropp {
 
 namespace {
 
-// Query rows per block of the score products. Row t sees keys 0..t, so a block
-// of rows [r0, r0 + rows) needs only the first r0 + rows columns of the scores:
-// the products skip the masked blocks right of the diagonal (at Tn = 256, 10 of
-// 16 blocks computed) at a small cost in rate per call (docs/performance.md).
-constexpr int kRowBlock = 64;
-
-// Calls f(r0, rows) for each block of query rows.
+// Calls f(r0, rows) for each block of kCausalRowBlock query rows
+// (causal_softmax.hpp). Row t sees keys 0..t, so a block of rows
+// [r0, r0 + rows) needs only the first r0 + rows columns of the scores: the
+// products skip the masked blocks right of the diagonal (at Tn = 256, 10 of 16
+// blocks computed) at a small cost in rate per call (docs/performance.md), and
+// the causal softmax leaves the entries beyond them unwritten.
 template <class F>
 void for_row_blocks(int Tn, F&& f) {
-  for (int r0 = 0; r0 < Tn; r0 += kRowBlock) f(r0, std::min(kRowBlock, Tn - r0));
+  for (int r0 = 0; r0 < Tn; r0 += kCausalRowBlock) f(r0, std::min(kCausalRowBlock, Tn - r0));
 }
 
 }  // namespace

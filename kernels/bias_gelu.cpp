@@ -10,20 +10,6 @@ namespace zeropp {
 
 namespace {
 
-template <class T>
-struct BiasGeluForward {
-  static ZEROPP_SIMD_INLINE void run(T* pre, T* out, const T* bias, int N, int OC) {
-    for (int64_t n = 0; n < N; ++n) {
-      T* pr = pre + n * OC;
-      T* orow = out + n * OC;
-      for (int c = 0; c < OC; ++c) {
-        pr[c] += bias[c];
-        orow[c] = gelu_value(pr[c]);
-      }
-    }
-  }
-};
-
 // Row after row, dbias summed in place (the reference's order); its OC
 // entries stay in cache. Threads take blocks of `width` columns (rows `ld`
 // apart), which keeps each dbias entry's order. Overwrite adds g to 0 instead
@@ -51,15 +37,6 @@ struct BiasGeluBackward {
 }  // namespace
 
 template <class T>
-void bias_gelu_forward(Vec<T> pre, Vec<T> out, CVec<T> bias, int N, int OC) {
-  ZEROPP_ON_DEVICE(T, "bias_gelu_forward",
-                   cuda::bias_gelu_forward(pre.data(), out.data(), bias.data(), N, OC, ZD->stream));
-  parallel_chunks(N, rows_per_chunk(OC), [&](int64_t, int64_t b, int64_t e) {
-    simd_dispatch<BiasGeluForward<T>>(pre.data() + b * OC, out.data() + b * OC, bias.data(), int(e - b), OC);
-  });
-}
-
-template <class T>
 void bias_gelu_backward(Vec<T> dpre, Vec<T> dbias, CVec<T> pre, CVec<T> dout, int N, int OC,
                         GradMode dpre_mode) {
   ZEROPP_ON_DEVICE(T, "bias_gelu_backward",
@@ -78,13 +55,6 @@ void bias_gelu_backward(Vec<T> dpre, Vec<T> dbias, CVec<T> pre, CVec<T> dout, in
 }
 
 template <class T>
-void bias_gelu_forward_reference(Vec<T> pre, Vec<T> out, CVec<T> bias, int N, int OC) {
-  for (int64_t n = 0; n < N; ++n)
-    for (int c = 0; c < OC; ++c) pre(n * OC + c) += bias(c);
-  gelu_forward_reference<T>(out, pre, int64_t(N) * OC);
-}
-
-template <class T>
 void bias_gelu_backward_reference(Vec<T> dpre, Vec<T> dbias, CVec<T> pre, CVec<T> dout, int N, int OC,
                                   GradMode dpre_mode) {
   Buf<T> g("g", size_t(N) * OC);  // zero-initialised
@@ -98,9 +68,7 @@ void bias_gelu_backward_reference(Vec<T> dpre, Vec<T> dbias, CVec<T> pre, CVec<T
 }
 
 #define ZEROPP_INSTANTIATE_BIAS_GELU(T)                                                      \
-  template void bias_gelu_forward<T>(Vec<T>, Vec<T>, CVec<T>, int, int);                     \
   template void bias_gelu_backward<T>(Vec<T>, Vec<T>, CVec<T>, CVec<T>, int, int, GradMode); \
-  template void bias_gelu_forward_reference<T>(Vec<T>, Vec<T>, CVec<T>, int, int);           \
   template void bias_gelu_backward_reference<T>(Vec<T>, Vec<T>, CVec<T>, CVec<T>, int, int, GradMode);
 ZEROPP_INSTANTIATE_BIAS_GELU(float)
 ZEROPP_INSTANTIATE_BIAS_GELU(double)

@@ -1,17 +1,15 @@
-// A linear layer's bias fused with the GELU after it (GPT-2's MLP,
-// gelu(ln_2(x)·W_fc + b_fc)): the fc matmul runs without its bias and this
-// kernel adds it in the pass that applies GELU, instead of a bias broadcast
-// pass before the GEMM; its backward sums the bias gradient in the pass that
-// applies gelu', instead of another read of dpre by the matmul's backward.
+// GELU's backward with the bias gradient of the linear layer before it
+// (GPT-2's MLP, gelu(ln_2(x)·W_fc + b_fc)): the bias gradient is summed in the
+// pass that applies gelu', instead of another read of dpre by the matmul's
+// backward. (The forward has no fused kernel: fc's bias rows are the GEMM's C,
+// matmul.hpp, and GELU then only reads pre; gelu.hpp.)
 //
-// Shapes (row-major): pre, out, dpre, dout [N,OC]; bias, dbias [OC].
-// Forward: pre[n,c] += bias[c] (pre is the GEMM's x·W on entry and x·W + b,
-//          kept for the backward, on exit);  out = gelu(pre)   (gelu.hpp)
-// Backward: g = dout ⊙ gelu'(pre);  dpre += g (dpre_mode Overwrite: dpre = g,
-//          garbage in dpre unread);  dbias[c] += sum_n g[n,c] (always accumulated)
-// The _reference twins are the unfused composition: a broadcast add, then
-// gelu_forward_reference; gelu_backward_reference into a zeroed scratch,
-// then its column sums.
+// Shapes (row-major): pre, dpre, dout [N,OC]; dbias [OC].
+// g = dout ⊙ gelu'(pre) (pre = x·W + b, the forward's GELU input);
+// dpre += g (dpre_mode Overwrite: dpre = g, garbage in dpre unread);
+// dbias[c] += sum_n g[n,c] (always accumulated).
+// The _reference twin is the unfused composition: gelu_backward_reference into
+// a zeroed scratch, then its column sums.
 #pragma once
 
 #include "kernels/common.hpp"
@@ -20,14 +18,8 @@
 namespace zeropp {
 
 template <class T>
-void bias_gelu_forward(Vec<T> pre, Vec<T> out, CVec<T> bias, int N, int OC);
-
-template <class T>
 void bias_gelu_backward(Vec<T> dpre, Vec<T> dbias, CVec<T> pre, CVec<T> dout, int N, int OC,
                         GradMode dpre_mode = GradMode::Accumulate);
-
-template <class T>
-void bias_gelu_forward_reference(Vec<T> pre, Vec<T> out, CVec<T> bias, int N, int OC);
 
 template <class T>
 void bias_gelu_backward_reference(Vec<T> dpre, Vec<T> dbias, CVec<T> pre, CVec<T> dout, int N, int OC,

@@ -16,7 +16,10 @@ namespace {
 template <class T>
 struct CausalSoftmaxForward {
   static ZEROPP_SIMD_INLINE void run(T* att, const T* pre, int64_t r0, int64_t r1, int Tn) {
-    for (int64_t r = r0; r < r1; ++r) causal_softmax_row(att + r * Tn, pre + r * Tn, int(r % Tn), Tn);
+    for (int64_t r = r0; r < r1; ++r) {
+      const int t = int(r % Tn);
+      causal_softmax_row(att + r * Tn, pre + r * Tn, t, causal_row_end(t, Tn));
+    }
   }
 };
 
@@ -25,13 +28,13 @@ struct CausalSoftmaxBackward {
   static ZEROPP_SIMD_INLINE void run(T* dpre, const T* att, const T* datt, int64_t r0, int64_t r1, int Tn,
                                      T scale) {
     for (int64_t r = r0; r < r1; ++r) {
-      const int n = int(r % Tn) + 1;  // visible keys
+      const int t = int(r % Tn), n = t + 1;  // visible keys
       const T* ar = att + r * Tn;
       const T* dar = datt + r * Tn;
       T* dpr = dpre + r * Tn;
       const T dot = lane_sum<T>(n, [ar, dar](int64_t i) ZEROPP_SIMD_INLINE_LAMBDA { return ar[i] * dar[i]; });
       for (int t2 = 0; t2 < n; ++t2) dpr[t2] = scale * ar[t2] * (dar[t2] - dot);
-      for (int t2 = n; t2 < Tn; ++t2) dpr[t2] = T(0);
+      for (int t2 = n; t2 < causal_row_end(t, Tn); ++t2) dpr[t2] = T(0);
     }
   }
 };

@@ -4,6 +4,7 @@
 
 #include "kernels/device_dispatch.hpp"
 #include "kernels/layernorm_row.hpp"
+#include "kernels/layernorm_seed.hpp"
 #include "kernels/parallel_chunks.hpp"
 #include "kernels/simd_dispatch.hpp"
 
@@ -11,17 +12,32 @@ namespace zeropp {
 
 namespace {
 
+// seed null: plain LayerNorm; else also seed = x + seed_bias
+// (layernorm_seed.hpp), while the row is in cache.
 template <class T>
 struct LayerNormForward {
-  static ZEROPP_SIMD_INLINE void run(T* out, T* mean, T* rstd, const T* x, const T* w, const T* b, int N,
-                                     int C) {
+  static ZEROPP_SIMD_INLINE void run(T* out, T* mean, T* rstd, T* seed, const T* x, const T* w, const T* b,
+                                     const T* seed_bias, int N, int C) {
     for (int64_t n = 0; n < N; ++n) {
-      const auto [m, s] = layernorm_row(x + n * C, out + n * C, w, b, C);
+      const T* xr = x + n * C;
+      const auto [m, s] = layernorm_row(xr, out + n * C, w, b, C);
       mean[n] = m;
       rstd[n] = s;
+      if (seed)
+        for (int c = 0; c < C; ++c) seed[n * C + c] = xr[c] + seed_bias[c];
     }
   }
 };
+
+template <class T>
+void forward_rows(T* out, T* mean, T* rstd, T* seed, const T* x, const T* w, const T* b, const T* seed_bias,
+                  int N, int C) {
+  parallel_chunks(N, rows_per_chunk(C), [&](int64_t, int64_t r, int64_t e) {
+    const int64_t o = r * C;
+    simd_dispatch<LayerNormForward<T>>(out + o, mean + r, rstd + r, seed ? seed + o : nullptr, x + o, w, b,
+                                       seed_bias, int(e - r), C);
+  });
+}
 
 // dinp row by row (the row's two sums, then dinp); threads take whole rows.
 template <class T>
@@ -76,10 +92,18 @@ void layernorm_forward(Vec<T> out, Vec<T> mean, Vec<T> rstd, CVec<T> inp, CVec<T
   ZEROPP_ON_DEVICE(T, "layernorm_forward",
                    cuda::layernorm_forward(out.data(), mean.data(), rstd.data(), inp.data(), weight.data(),
                                            bias.data(), N, C, ZD->stream));
-  parallel_chunks(N, rows_per_chunk(C), [&](int64_t, int64_t b, int64_t e) {
-    simd_dispatch<LayerNormForward<T>>(out.data() + b * C, mean.data() + b, rstd.data() + b,
-                                       inp.data() + b * C, weight.data(), bias.data(), int(e - b), C);
-  });
+  forward_rows<T>(out.data(), mean.data(), rstd.data(), nullptr, inp.data(), weight.data(), bias.data(),
+                  nullptr, N, C);
+}
+
+template <class T>
+void layernorm_seed_forward(Vec<T> out, Vec<T> mean, Vec<T> rstd, Vec<T> seed, CVec<T> x, CVec<T> w,
+                            CVec<T> b, CVec<T> seed_bias, int N, int C) {
+  ZEROPP_ON_DEVICE(T, "layernorm_seed_forward",
+                   cuda::layernorm_seed_forward(out.data(), mean.data(), rstd.data(), seed.data(), x.data(),
+                                                w.data(), b.data(), seed_bias.data(), N, C, ZD->stream));
+  forward_rows<T>(out.data(), mean.data(), rstd.data(), seed.data(), x.data(), w.data(), b.data(),
+                  seed_bias.data(), N, C);
 }
 
 template <class T>
@@ -138,11 +162,23 @@ void layernorm_backward_reference(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVe
   }
 }
 
+template <class T>
+void layernorm_seed_forward_reference(Vec<T> out, Vec<T> mean, Vec<T> rstd, Vec<T> seed, CVec<T> inp,
+                                      CVec<T> weight, CVec<T> bias, CVec<T> seed_bias, int N, int C) {
+  layernorm_forward_reference<T>(out, mean, rstd, inp, weight, bias, N, C);
+  for (int64_t n = 0; n < N; ++n)
+    for (int c = 0; c < C; ++c) seed(n * C + c) = inp(n * C + c) + seed_bias(c);
+}
+
 #define ZEROPP_INSTANTIATE_LAYERNORM(T)                                                                      \
   template void layernorm_forward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int);           \
   template void layernorm_backward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, CVec<T>, CVec<T>,   \
                                       int, int);                                                             \
   template void layernorm_forward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int); \
+  template void layernorm_seed_forward<T>(Vec<T>, Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>,         \
+                                          CVec<T>, int, int);                                                \
+  template void layernorm_seed_forward_reference<T>(Vec<T>, Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>,        \
+                                                    CVec<T>, CVec<T>, int, int);                             \
   template void layernorm_backward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, CVec<T>,  \
                                                 CVec<T>, int, int);
 ZEROPP_INSTANTIATE_LAYERNORM(float)

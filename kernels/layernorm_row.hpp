@@ -1,5 +1,5 @@
 // One row of LayerNorm's forward (layernorm.hpp has the formulas), shared by
-// layernorm_forward and the fused residual_layernorm_forward: out = (x - mean)
+// layernorm_forward and layernorm_seed_forward: out = (x - mean)
 // * rstd * w + b over C values, two passes for the statistics (mean, then the
 // centred sum of squares, both in lanes: kernels/lane_sum.hpp); mean and rstd
 // returned. Always inlined into the kernel's per-ISA body (kernels/simd_dispatch.hpp).

@@ -23,6 +23,15 @@ struct BiasGradient {
     }
   }
 };
+
+// out = inp · op(W) + beta · out.
+template <class T>
+void forward_product(Vec<T> out, CVec<T> inp, CVec<T> weight, int N, int C, int OC, Trans wlayout,
+                     Precision prec, T beta) {
+  const int ldw = wlayout == Trans::N ? OC : C;
+  gemm_as<T>(prec, Trans::N, wlayout, N, OC, C, T(1), inp.data(), C, weight.data(), ldw, beta, out.data(),
+             OC);
+}
 }  // namespace
 
 template <class T>
@@ -38,9 +47,16 @@ void matmul_forward(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N
     parallel_chunks(N, rows_per_chunk(OC), [&](int64_t, int64_t b, int64_t e) {
       for (int64_t n = b; n < e; ++n) std::memcpy(out.data() + n * OC, bias.data(), sizeof(T) * size_t(OC));
     });
-  const int ldw = wlayout == Trans::N ? OC : C;
-  gemm_as<T>(prec, Trans::N, wlayout, N, OC, C, T(1), inp.data(), C, weight.data(), ldw,
-             has_bias ? T(1) : T(0), out.data(), OC);
+  forward_product<T>(out, inp, weight, N, C, OC, wlayout, prec, has_bias ? T(1) : T(0));
+}
+
+template <class T>
+void matmul_forward_accumulate(Vec<T> out, CVec<T> inp, CVec<T> weight, int N, int C, int OC, Trans wlayout,
+                               Precision prec) {
+  ZEROPP_ON_DEVICE(T, "matmul_forward_accumulate",
+                   cuda::matmul_forward_accumulate(*ZD->blas, out.data(), inp.data(), weight.data(), N, C, OC,
+                                                   wlayout, prec));
+  forward_product<T>(out, inp, weight, N, C, OC, wlayout, prec, T(1));
 }
 
 template <class T>
@@ -93,6 +109,14 @@ void matmul_forward_reference(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> b
 }
 
 template <class T>
+void matmul_forward_accumulate_reference(Vec<T> out, CVec<T> inp, CVec<T> weight, int N, int C, int OC,
+                                         Trans wlayout) {
+  Buf<T> product("product", size_t(N) * OC);
+  matmul_forward_reference<T>(product, inp, weight, CVec<T>(), N, C, OC, wlayout);
+  for (int64_t i = 0; i < int64_t(N) * OC; ++i) out(i) += product(i);
+}
+
+template <class T>
 void matmul_backward_reference(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp,
                                CVec<T> weight, int N, int C, int OC, Trans wlayout, GradMode dinp_mode) {
   if (dinp_mode == GradMode::Overwrite)
@@ -114,6 +138,8 @@ void matmul_backward_reference(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T
   template void matmul_backward<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, Trans, \
                                    Precision, GradMode);                                                    \
   template void matmul_forward_reference<T>(Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int, int, Trans);       \
+  template void matmul_forward_accumulate<T>(Vec<T>, CVec<T>, CVec<T>, int, int, int, Trans, Precision);    \
+  template void matmul_forward_accumulate_reference<T>(Vec<T>, CVec<T>, CVec<T>, int, int, int, Trans);     \
   template void matmul_backward_reference<T>(Vec<T>, Vec<T>, Vec<T>, CVec<T>, CVec<T>, CVec<T>, int, int,   \
                                              int, Trans, GradMode);
 ZEROPP_INSTANTIATE_MATMUL(float)

@@ -7,6 +7,9 @@
 //             out = inp · W^T
 // Forward overwrites out: it first broadcasts the bias into out, then lets
 // the GEMM accumulate onto it (beta = 1), so out is written in one GEMM pass.
+// matmul_forward_accumulate adds the product onto out as it is (beta = 1, no
+// bias): out += inp · W, for a C its caller wrote in a pass it runs anyway
+// (layernorm_seed.hpp).
 //
 // Backward accumulates into every gradient through GEMMs with beta = 1:
 //   dinp    += dout · op(W)^T                  [N,C]  (dinp_mode Overwrite: =, beta = 0,
@@ -33,6 +36,10 @@ void matmul_forward(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N
                     Trans wlayout = Trans::N, Precision prec = Precision::FP32);
 
 template <class T>
+void matmul_forward_accumulate(Vec<T> out, CVec<T> inp, CVec<T> weight, int N, int C, int OC,
+                               Trans wlayout = Trans::N, Precision prec = Precision::FP32);
+
+template <class T>
 void matmul_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp, CVec<T> weight,
                      int N, int C, int OC, Trans wlayout = Trans::N, Precision prec = Precision::FP32,
                      GradMode dinp_mode = GradMode::Accumulate);
@@ -40,6 +47,10 @@ void matmul_backward(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CV
 template <class T>
 void matmul_forward_reference(Vec<T> out, CVec<T> inp, CVec<T> weight, CVec<T> bias, int N, int C, int OC,
                               Trans wlayout = Trans::N);
+
+template <class T>
+void matmul_forward_accumulate_reference(Vec<T> out, CVec<T> inp, CVec<T> weight, int N, int C, int OC,
+                                         Trans wlayout = Trans::N);
 
 template <class T>
 void matmul_backward_reference(Vec<T> dinp, Vec<T> dweight, Vec<T> dbias, CVec<T> dout, CVec<T> inp,

@@ -1,10 +1,5 @@
-// A linear layer's bias fused with GELU on the GPU (kernels/bias_gelu.hpp is
-// the contract).
-//
-// Forward: one thread per element of [N, OC]: pre += bias[c], out =
-// gelu(pre) (gelu_math.cuh). pre agrees with the host bit for bit (one add);
-// out within gelu_math.cuh's tolerance (relative 1e-5, absolute 4e-6).
-// Backward: one thread per column c walking the N rows in order: g =
+// GELU's backward with the bias gradient on the GPU (kernels/bias_gelu.hpp is
+// the contract): one thread per column c walking the N rows in order: g =
 // dout * gelu'(pre), dpre += g, and the column's g summed from 0 in the
 // host's row order, then added to dbias[c] — deterministic, no atomics (dpre
 // = g instead with GradMode::Overwrite, never read). dpre
@@ -17,14 +12,6 @@
 #include "kernels/cuda/ops.hpp"
 
 namespace zeropp::cuda {
-
-void bias_gelu_forward(float* pre, float* out, const float* bias, int N, int OC, cudaStream_t stream) {
-  detail::for_each_index(int64_t(N) * OC, stream, [=] __device__(int64_t i) {
-    const float x = pre[i] + bias[i % OC];
-    pre[i] = x;
-    out[i] = detail::gelu_value(x);
-  });
-}
 
 void bias_gelu_backward(float* dpre, float* dbias, const float* pre, const float* dout, int N, int OC,
                         GradMode dpre_mode, cudaStream_t stream) {

@@ -3,7 +3,8 @@
 // and dbias, and into dinp or over it (GradMode::Overwrite: beta 0 for its GEMM)).
 //
 // Forward: one thread per element broadcasts the bias into out, then one
-// cuBLAS GEMM adds inp · op(W) onto it (beta = 1), as the host does.
+// cuBLAS GEMM adds inp · op(W) onto it (beta = 1), as the host does; the
+// accumulating forward is that GEMM alone.
 // Backward: two cuBLAS GEMMs (dinp with beta 1 or 0, dweight with 1), and the bias
 // gradient by one thread per column walking the N rows in the host's order
 // onto dbias[j]: bit for bit the host's column sums, deterministic, no atomics.
@@ -29,10 +30,18 @@ namespace {
 
 // matmul.hpp's GEMMs on operands of type T (float or bf16), written once for both precisions.
 template <class T>
-void forward_gemm(Blas& blas, float* out, const T* inp, const T* weight, bool has_bias, int N, int C, int OC,
-                  Trans wlayout) {
+void forward_gemm(Blas& blas, float* out, const T* inp, const T* weight, bool accumulate, int N, int C,
+                  int OC, Trans wlayout) {
   const int ldw = wlayout == Trans::N ? OC : C;
-  mm(blas, Trans::N, wlayout, N, OC, C, inp, C, weight, ldw, has_bias ? 1.0f : 0.0f, out, OC);
+  mm(blas, Trans::N, wlayout, N, OC, C, inp, C, weight, ldw, accumulate ? 1.0f : 0.0f, out, OC);
+}
+
+// out (+)= inp · op(W) in either precision (beta = 1 when accumulate).
+void forward_product(Blas& blas, float* out, const float* inp, const float* weight, bool accumulate, int N,
+                     int C, int OC, Trans wlayout, Precision prec) {
+  if (prec == Precision::FP32) return forward_gemm(blas, out, inp, weight, accumulate, N, C, OC, wlayout);
+  const Bf16Copy inp16(inp, int64_t(N) * C, blas.stream()), w16(weight, int64_t(C) * OC, blas.stream());
+  forward_gemm(blas, out, inp16.get(), w16.get(), accumulate, N, C, OC, wlayout);
 }
 
 template <class T>
@@ -56,9 +65,12 @@ void matmul_forward(Blas& blas, float* out, const float* inp, const float* weigh
   if (has_bias)
     detail::for_each_index(int64_t(N) * OC, blas.stream(),
                            [=] __device__(int64_t i) { out[i] = bias[i % OC]; });
-  if (prec == Precision::FP32) return forward_gemm(blas, out, inp, weight, has_bias, N, C, OC, wlayout);
-  const Bf16Copy inp16(inp, int64_t(N) * C, blas.stream()), w16(weight, int64_t(C) * OC, blas.stream());
-  forward_gemm(blas, out, inp16.get(), w16.get(), has_bias, N, C, OC, wlayout);
+  forward_product(blas, out, inp, weight, has_bias, N, C, OC, wlayout, prec);
+}
+
+void matmul_forward_accumulate(Blas& blas, float* out, const float* inp, const float* weight, int N, int C,
+                               int OC, Trans wlayout, Precision prec) {
+  forward_product(blas, out, inp, weight, true, N, C, OC, wlayout, prec);
 }
 
 void matmul_backward(Blas& blas, float* dinp, float* dweight, float* dbias, const float* dout,

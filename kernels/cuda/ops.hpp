@@ -31,6 +31,8 @@ void encoder_backward(float* dwte, float* dwpe, const float* dout, const int32_t
 // Precision::BF16); bias nullptr: no bias, dbias nullptr: no bias gradient.
 void matmul_forward(Blas& blas, float* out, const float* inp, const float* weight, const float* bias, int N,
                     int C, int OC, Trans wlayout = Trans::N, Precision prec = Precision::FP32);
+void matmul_forward_accumulate(Blas& blas, float* out, const float* inp, const float* weight, int N, int C,
+                               int OC, Trans wlayout = Trans::N, Precision prec = Precision::FP32);
 void matmul_backward(Blas& blas, float* dinp, float* dweight, float* dbias, const float* dout,
                      const float* inp, const float* weight, int N, int C, int OC, Trans wlayout = Trans::N,
                      Precision prec = Precision::FP32, GradMode dinp_mode = GradMode::Accumulate);
@@ -65,23 +67,18 @@ void gelu_forward(float* out, const float* inp, int64_t n, cudaStream_t stream =
 void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n,
                    cudaStream_t stream = nullptr);
 
-// kernels/bias_gelu.hpp: the MLP's fc bias fused with GELU.
-void bias_gelu_forward(float* pre, float* out, const float* bias, int N, int OC,
-                       cudaStream_t stream = nullptr);
+// kernels/bias_gelu.hpp: GELU's backward with the MLP's fc bias gradient.
 void bias_gelu_backward(float* dpre, float* dbias, const float* pre, const float* dout, int N, int OC,
                         GradMode dpre_mode = GradMode::Accumulate, cudaStream_t stream = nullptr);
 
 // kernels/residual.hpp
 void residual_forward(float* out, const float* a, const float* b, int64_t n, cudaStream_t stream = nullptr);
 void residual_backward(float* da, float* db, const float* dout, int64_t n, cudaStream_t stream = nullptr);
-void bias_residual_forward(float* out, const float* a, const float* b, const float* bias, int N, int C,
-                           cudaStream_t stream = nullptr);
 
-// kernels/residual_layernorm.hpp (its backward is layernorm_backward and residual_backward);
-// b_bias nullptr: none.
-void residual_layernorm_forward(float* res, float* out, float* mean, float* rstd, const float* a,
-                                const float* b, const float* b_bias, const float* weight, const float* bias,
-                                int N, int C, cudaStream_t stream = nullptr);
+// kernels/layernorm_seed.hpp (its backward is layernorm_backward).
+void layernorm_seed_forward(float* out, float* mean, float* rstd, float* seed, const float* inp,
+                            const float* weight, const float* bias, const float* seed_bias, int N, int C,
+                            cudaStream_t stream = nullptr);
 
 // kernels/crossentropy.hpp; targets nullptr: no losses (inference).
 void softmax_crossentropy_forward(float* probs, float* losses, const float* logits, const int32_t* targets,

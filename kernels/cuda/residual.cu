@@ -1,5 +1,5 @@
 // Residual connection on the GPU (kernels/residual.hpp is the contract): one
-// thread per element, out = a + b, or a + (b + bias[c]) with a bias (out may
+// thread per element, out = a + b (out may
 // alias a or b: each thread reads its element before writing it), backward
 // da += dout, db += dout. Bit for bit the host's.
 #include "kernels/cuda/launch.cuh"
@@ -9,12 +9,6 @@ namespace zeropp::cuda {
 
 void residual_forward(float* out, const float* a, const float* b, int64_t n, cudaStream_t stream) {
   detail::for_each_index(n, stream, [=] __device__(int64_t i) { out[i] = a[i] + b[i]; });
-}
-
-void bias_residual_forward(float* out, const float* a, const float* b, const float* bias, int N, int C,
-                           cudaStream_t stream) {
-  detail::for_each_index(int64_t(N) * C, stream,
-                         [=] __device__(int64_t i) { out[i] = a[i] + (b[i] + bias[i % C]); });
 }
 
 void residual_backward(float* da, float* db, const float* dout, int64_t n, cudaStream_t stream) {

@@ -1,5 +1,5 @@
 // The fused fp32 kernels (fast_exp.hpp's exponential and tanh in the softmax
-// rows and GELU, causal_softmax, residual_layernorm) against the same model in
+// rows and GELU, causal_softmax, layernorm_seed) against the same model in
 // double, which runs the library exp/tanh: a short AdamW training curve from
 // the same weights on the same batch must agree to float rounding.
 //

@@ -22,9 +22,9 @@
 #include "kernels/error_feedback.hpp"
 #include "kernels/gelu.hpp"
 #include "kernels/layernorm.hpp"
+#include "kernels/layernorm_seed.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/residual.hpp"
-#include "kernels/residual_layernorm.hpp"
 #include "kernels/rmsnorm.hpp"
 #include "kernels/rope.hpp"
 #include "kernels/sum_squares.hpp"
@@ -176,16 +176,6 @@ TEST_CASE("CUDA GELU and residual and SwiGLU against the host's", "[cuda-kernels
     REQUIRE_AGREES("residual in place", d_x.host(), out, kBitExact);
   }
   {
-    const int C = 384, N = int((n - 5) / C);  // [B·T, C], a projection's bias on b
-    const std::vector<float> a(x.begin(), x.begin() + int64_t(N) * C), b(y.begin(), y.begin() + a.size()),
-        bias(dout.begin(), dout.begin() + C);
-    std::vector<float> out(a.size());
-    zeropp::bias_residual_forward<float>(view(out), cview(a), cview(b), cview(bias), N, C);
-    DeviceCopy<float> d_a(a), d_b(b), d_bias(bias), d_out(nan_filled(out.size()));
-    zc::bias_residual_forward(d_out.get(), d_a.get(), d_b.get(), d_bias.get(), N, C);
-    REQUIRE_AGREES("bias residual out", d_out.host(), out, kBitExact);
-  }
-  {
     const int F = 1023;  // [N, 2F] -> [N, F], F odd
     const int64_t N = (n - 5) / (2 * F);
     std::vector<float> out(N * F), dinp(dx0.begin(), dx0.begin() + N * 2 * F);
@@ -314,49 +304,38 @@ TEST_CASE("CUDA causal softmax against the host's", "[cuda-kernels]") {
   });
 }
 
-TEST_CASE("CUDA bias + GELU against the host's", "[cuda-kernels]") {
+TEST_CASE("CUDA bias + GELU backward against the host's", "[cuda-kernels]") {
   for_each_shape(9, [](const Shape& s, std::mt19937& rng) {
     const int N = s.B * s.Tn, OC = 4 * s.C;  // the MLP's fc output
     const size_t n = size_t(N) * OC;
-    const auto pre0 = random_floats(n, rng, -5, 5), bias = random_floats(OC, rng),
-               dout = random_floats(n, rng);
+    const auto pre = random_floats(n, rng, -5, 5), dout = random_floats(n, rng);
     const auto dpre0 = random_floats(n, rng), dbias0 = random_floats(OC, rng);
-    std::vector<float> pre = pre0, out(n), dpre = dpre0, dbias = dbias0;
-    zeropp::bias_gelu_forward<float>(view(pre), view(out), cview(bias), N, OC);
+    std::vector<float> dpre = dpre0, dbias = dbias0;
     zeropp::bias_gelu_backward<float>(view(dpre), view(dbias), cview(pre), cview(dout), N, OC);
-    DeviceCopy<float> d_pre(pre0), d_out(nan_filled(n)), d_bias(bias), d_dout(dout), d_dpre(dpre0),
-        d_dbias(dbias0), h_pre(pre);
-    zc::bias_gelu_forward(d_pre.get(), d_out.get(), d_bias.get(), N, OC);
-    REQUIRE_AGREES("pre + bias", d_pre.host(), pre, kBitExact);
-    REQUIRE_AGREES("out", d_out.host(), out, kExpf);
+    DeviceCopy<float> d_dout(dout), d_dpre(dpre0), d_dbias(dbias0), h_pre(pre);
     zc::bias_gelu_backward(d_dpre.get(), d_dbias.get(), h_pre.get(), d_dout.get(), N, OC);
     REQUIRE_AGREES("dpre", d_dpre.host(), dpre, kExpf);
     REQUIRE_AGREES("dbias", d_dbias.host(), dbias, (Tolerance{1e-5, 1e-4}));  // N terms (bias_gelu.cu)
   });
 }
 
-TEST_CASE("CUDA residual + LayerNorm against the host's", "[cuda-kernels]") {
+TEST_CASE("CUDA LayerNorm with the residual seed against the host's", "[cuda-kernels]") {
   for_each_shape(10, [](const Shape& s, std::mt19937& rng) {
     const int N = s.B * s.Tn, C = s.C;
     const size_t n = size_t(N) * C;
-    const auto a = random_floats(n, rng, -3, 5), b = random_floats(n, rng), w = random_floats(C, rng),
-               bias = random_floats(C, rng), b_bias = random_floats(C, rng);
-    for (const bool with_b_bias : {false, true}) {
-      INFO((with_b_bias ? "with b_bias" : "no b_bias"));
-      std::vector<float> res(n), out(n), mean(N), rstd(N);
-      const CVec<float> h_b_bias = with_b_bias ? cview(b_bias) : CVec<float>();
-      zeropp::residual_layernorm_forward<float>(view(res), view(out), view(mean), view(rstd), cview(a),
-                                                cview(b), h_b_bias, cview(w), cview(bias), N, C);
-      DeviceCopy<float> d_a(a), d_b(b), d_b_bias(b_bias), d_w(w), d_bias(bias), d_res(nan_filled(n)),
-          d_out(nan_filled(n)), d_mean(nan_filled(N)), d_rstd(nan_filled(N));
-      zc::residual_layernorm_forward(d_res.get(), d_out.get(), d_mean.get(), d_rstd.get(), d_a.get(),
-                                     d_b.get(), with_b_bias ? d_b_bias.get() : nullptr, d_w.get(),
-                                     d_bias.get(), N, C);
-      REQUIRE_AGREES("res", d_res.host(), res, kBitExact);
-      REQUIRE_AGREES("out", d_out.host(), out, kRowSums);
-      REQUIRE_AGREES("mean", d_mean.host(), mean, kRowSums);
-      REQUIRE_AGREES("rstd", d_rstd.host(), rstd, kRowSums);
-    }
+    const auto x = random_floats(n, rng, -3, 5), w = random_floats(C, rng), bias = random_floats(C, rng),
+               seed_bias = random_floats(C, rng);
+    std::vector<float> seed(n), out(n), mean(N), rstd(N);
+    zeropp::layernorm_seed_forward<float>(view(out), view(mean), view(rstd), view(seed), cview(x), cview(w),
+                                          cview(bias), cview(seed_bias), N, C);
+    DeviceCopy<float> d_x(x), d_w(w), d_bias(bias), d_seed_bias(seed_bias), d_seed(nan_filled(n)),
+        d_out(nan_filled(n)), d_mean(nan_filled(N)), d_rstd(nan_filled(N));
+    zc::layernorm_seed_forward(d_out.get(), d_mean.get(), d_rstd.get(), d_seed.get(), d_x.get(), d_w.get(),
+                               d_bias.get(), d_seed_bias.get(), N, C);
+    REQUIRE_AGREES("seed", d_seed.host(), seed, kBitExact);
+    REQUIRE_AGREES("out", d_out.host(), out, kRowSums);
+    REQUIRE_AGREES("mean", d_mean.host(), mean, kRowSums);
+    REQUIRE_AGREES("rstd", d_rstd.host(), rstd, kRowSums);
   });
 }
 

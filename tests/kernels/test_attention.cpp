@@ -9,7 +9,9 @@ using namespace zeropp::test;
 
 namespace {
 // Zeroes the entries above the diagonal of [rows, Tn] score matrices (row r is
-// query position r % Tn): attention leaves them unspecified in preatt and datt.
+// query position r % Tn): attention leaves them unspecified in preatt and datt,
+// and those beyond the row's block (causal_softmax.hpp) in att and dpreatt; the
+// zeros it writes inside the block show in out and dqkv.
 template <class T>
 void clear_masked(Vec<T> s, int64_t rows, int Tn) {
   for (int64_t r = 0; r < rows; ++r)
@@ -47,6 +49,7 @@ TEMPLATE_TEST_CASE("attention matches the reference", "[kernels]", float, double
       clear_masked<T>(pre, rows, Tn);
       clear_masked<T>(pre_r, rows, Tn);
       require_close<T>(pre, pre_r, ref_tol<T>(), "preatt");
+      clear_masked<T>(att, rows, Tn);
       require_close<T>(att, att_r, ref_tol<T>(), "att");
 
       auto dout = random_buf<T>(nout, rng);
@@ -58,6 +61,7 @@ TEMPLATE_TEST_CASE("attention matches the reference", "[kernels]", float, double
       attention_backward<T>(dqkv, dpre, datt, dout, qkv, att, B, Tn, C, NH);
       attention_backward_reference<T>(dqkv_r, dpre_r, datt_r, dout, qkv, att, B, Tn, C, NH);
       require_close<T>(dqkv, dqkv_r, ref_tol<T>(), "dqkv");
+      clear_masked<T>(dpre, rows, Tn);
       require_close<T>(dpre, dpre_r, ref_tol<T>(), "dpreatt");
       clear_masked<T>(datt, rows, Tn);
       clear_masked<T>(datt_r, rows, Tn);

@@ -102,3 +102,35 @@ TEST_CASE("matmul backward in bf16 equals the reference on bf16-rounded operands
     }
   });
 }
+
+// The bias rows are the GEMM's C (beta = 1), so the bias joins the product in
+// the GEMM's own accumulation: (b + p1) + p2 + ... over OpenBLAS's K panels,
+// where adding it after the GEMM gives (p1 + p2 + ...) + b. One panel: the same
+// single rounding, bit for bit; several: within one rounding per panel.
+TEMPLATE_TEST_CASE("matmul's bias in the GEMM's C equals the GEMM then a bias add", "[kernels]", float,
+                   double) {
+  using T = TestType;
+  std::mt19937 rng(7);
+  const int N = 64, OC = 96;
+  for (int C : {16, 256, 1536}) {
+    INFO("C=" << C);
+    auto inp = random_buf<T>(int64_t(N) * C, rng), w = random_buf<T>(int64_t(C) * OC, rng);
+    auto bias = random_buf<T>(OC, rng);
+    Buf<T> out("out", int64_t(N) * OC), sum("sum", int64_t(N) * OC);
+    matmul_forward<T>(out, inp, w, bias, N, C, OC);
+    matmul_forward<T>(sum, inp, w, Buf<T>("nobias", 0), N, C, OC);
+    for (int64_t i = 0; i < int64_t(N) * OC; ++i) sum(i) += bias(i % OC);
+    if (C == 16) require_same_bits<T>(out, sum, "one K panel");
+    const double eps = std::numeric_limits<T>::epsilon(), panels = C / 64 + 2;  // a panel is >= 64 deep
+    for (int64_t n = 0; n < N; ++n)
+      for (int j = 0; j < OC; ++j) {
+        double mag = std::fabs(double(bias(j)));
+        for (int c = 0; c < C; ++c) mag += std::fabs(double(inp(n * C + c)) * double(w(int64_t(c) * OC + j)));
+        const double d = std::fabs(double(out(n * OC + j)) - double(sum(n * OC + j)));
+        if (!(d <= panels * eps * mag)) {
+          INFO("out[" << n << "," << j << "] " << out(n * OC + j) << " vs " << sum(n * OC + j));
+          REQUIRE(d <= panels * eps * mag);
+        }
+      }
+  }
+}

@@ -27,26 +27,6 @@ TEMPLATE_TEST_CASE("residual matches the reference", "[kernels][simd]", float, d
   }
 }
 
-TEMPLATE_TEST_CASE("bias + residual (fused) matches the reference, bit for bit", "[kernels][simd]", float,
-                   double) {
-  using T = TestType;
-  std::mt19937 rng(14);
-  for (auto [N, C] : {std::array<int, 2>{7, 13}, {1, 1}, {300, 256}}) {  // 300 x 256: 3 row chunks
-    INFO("N=" << N << " C=" << C);
-    const int64_t n = int64_t(N) * C;
-    auto a = random_buf<T>(n, rng, -2, 3), b = random_buf<T>(n, rng), bias = random_buf<T>(C, rng);
-    auto out = random_buf<T>(n, rng, 50, 60);  // garbage: every entry is overwritten
-    Buf<T> out_r("out_r", n);
-    bias_residual_forward<T>(out, a, b, bias, N, C);
-    bias_residual_forward_reference<T>(out_r, a, b, bias, N, C);
-    // The same additions in the same order (a + (b + bias)): no tolerance.
-    require_close<T>(out, out_r, 0, "out");
-    // The bias is there: row n, column c of out - (a + b) is bias[c] up to rounding.
-    for (int64_t i = 0; i < n; ++i)
-      REQUIRE(std::abs(out(i) - (a(i) + b(i)) - bias(i % C)) <= 8 * ref_tol<T>());
-  }
-}
-
 TEST_CASE("residual backward matches finite differences", "[kernels]") {
   std::mt19937 rng(13);
   const int64_t n = 11;

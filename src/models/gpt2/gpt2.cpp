@@ -5,10 +5,10 @@
 #include "kernels/attention.hpp"
 #include "kernels/bias_gelu.hpp"
 #include "kernels/encoder.hpp"
+#include "kernels/gelu.hpp"
 #include "kernels/layernorm.hpp"
+#include "kernels/layernorm_seed.hpp"
 #include "kernels/matmul.hpp"
-#include "kernels/residual.hpp"
-#include "kernels/residual_layernorm.hpp"
 #include "src/models/decoder_parts.hpp"
 
 namespace zeropp {
@@ -28,7 +28,7 @@ struct GPT<T>::Acts {
   Buffer<T> encoded;                                    // [B,T,C] residual stream into h.0
   std::vector<Buffer<T>> ln1, ln1_mean, ln1_rstd, qkv;  // per layer
   std::vector<Buffer<T>> atty, att, res2, ln2, ln2_mean, ln2_rstd, fch, fch_gelu, res3;
-  Buffer<T> preatt, scratchC;  // forward scratch
+  Buffer<T> preatt;  // forward scratch
   Buffer<T> lnf, lnf_mean, lnf_rstd;
   // backward scratch: dres the residual stream's gradient, dC each block's
   // [B,T,C] gradients in turn (dln2, datty, dln1), dlnf ln_f's output gradient
@@ -60,7 +60,6 @@ GPT<T>::GPT(const ModelConfig& cfg, int B, int Tmax)
     a.res3.push_back(buf("res3", BT * C));
   }
   a.preatt = buf("preatt", att);
-  a.scratchC = buf("scratchC", BT * C);
   a.lnf = buf("lnf", BT * C);
   a.lnf_mean = buf("lnf_mean", BT);
   a.lnf_rstd = buf("lnf_rstd", BT);
@@ -82,8 +81,8 @@ int64_t GPT<T>::activation_bytes() const {
   for (const auto* layer : {&a.ln1, &a.ln1_mean, &a.ln1_rstd, &a.qkv, &a.atty, &a.att, &a.res2, &a.ln2,
                             &a.ln2_mean, &a.ln2_rstd, &a.fch, &a.fch_gelu, &a.res3})
     for (const Buffer<T>& b : *layer) n += b.bytes();
-  for (const Buffer<T>* b : {&a.encoded, &a.preatt, &a.scratchC, &a.lnf, &a.lnf_mean, &a.lnf_rstd, &a.dres,
-                             &a.dC, &a.dlnf, &a.dqkv, &a.dfch, &a.dgelu, &a.dpreatt, &a.datt})
+  for (const Buffer<T>* b : {&a.encoded, &a.preatt, &a.lnf, &a.lnf_mean, &a.lnf_rstd, &a.dres, &a.dC, &a.dlnf,
+                             &a.dqkv, &a.dfch, &a.dgelu, &a.dpreatt, &a.datt})
     n += b->bytes();
   return n + this->own_bytes();
 }
@@ -126,26 +125,29 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
     CVec<T> w = src.acquire(u);
     const auto& ps = layout_.units[u].params;
     const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
-    layernorm_forward<T>(at(a.ln1[l], 0, nC), at(a.ln1_mean[l], 0, BT), at(a.ln1_rstd[l], 0, BT), x,
-                         P(w, ps[LN1W]), P(w, ps[LN1B]), int(BT), C);
+    // Each LayerNorm also writes its input plus the next projection's bias
+    // into the residual buffer that projection's GEMM then accumulates onto
+    // (beta = 1): res2 = (x + b_attn_proj) + atty·W, res3 likewise
+    // (kernels/layernorm_seed.hpp); no residual pass of its own.
+    layernorm_seed_forward<T>(at(a.ln1[l], 0, nC), at(a.ln1_mean[l], 0, BT), at(a.ln1_rstd[l], 0, BT),
+                              at(a.res2[l], 0, nC), x, P(w, ps[LN1W]), P(w, ps[LN1B]), P(w, ps[APROJB]),
+                              int(BT), C);
     matmul_forward<T>(at(a.qkv[l], 0, 3 * nC), at(a.ln1[l], 0, nC), P(w, ps[ATTNW]), P(w, ps[ATTNB]), int(BT),
                       C, 3 * C, Trans::N, this->prec_);
     attention_forward<T>(at(a.atty[l], 0, nC), at(a.preatt, 0, natt), at(a.att[l], 0, natt),
                          at(a.qkv[l], 0, 3 * nC), B, Tn, C, NH);
-    // The two projections' biases are added by the residual adds after them.
-    matmul_forward<T>(at(a.scratchC, 0, nC), at(a.atty[l], 0, nC), P(w, ps[APROJW]), CVec<T>(), int(BT), C, C,
-                      Trans::N, this->prec_);
-    residual_layernorm_forward<T>(at(a.res2[l], 0, nC), at(a.ln2[l], 0, nC), at(a.ln2_mean[l], 0, BT),
-                                  at(a.ln2_rstd[l], 0, BT), x, at(a.scratchC, 0, nC), P(w, ps[APROJB]),
-                                  P(w, ps[LN2W]), P(w, ps[LN2B]), int(BT), C);
-    matmul_forward<T>(at(a.fch[l], 0, 4 * nC), at(a.ln2[l], 0, nC), P(w, ps[FCW]), CVec<T>(), int(BT), C,
-                      4 * C, Trans::N, this->prec_);  // the bias is added by bias_gelu
-    bias_gelu_forward<T>(at(a.fch[l], 0, 4 * nC), at(a.fch_gelu[l], 0, 4 * nC), P(w, ps[FCB]), int(BT),
-                         4 * C);
-    matmul_forward<T>(at(a.scratchC, 0, nC), at(a.fch_gelu[l], 0, 4 * nC), P(w, ps[MPROJW]), CVec<T>(),
-                      int(BT), 4 * C, C, Trans::N, this->prec_);
-    bias_residual_forward<T>(at(a.res3[l], 0, nC), at(a.res2[l], 0, nC), at(a.scratchC, 0, nC),
-                             P(w, ps[MPROJB]), int(BT), C);
+    matmul_forward_accumulate<T>(at(a.res2[l], 0, nC), at(a.atty[l], 0, nC), P(w, ps[APROJW]), int(BT), C, C,
+                                 Trans::N, this->prec_);
+    layernorm_seed_forward<T>(at(a.ln2[l], 0, nC), at(a.ln2_mean[l], 0, BT), at(a.ln2_rstd[l], 0, BT),
+                              at(a.res3[l], 0, nC), at(a.res2[l], 0, nC), P(w, ps[LN2W]), P(w, ps[LN2B]),
+                              P(w, ps[MPROJB]), int(BT), C);
+    // fc's bias rows are the GEMM's C (beta = 1): they replace OpenBLAS's own
+    // clearing pass, and GELU reads fch without writing it back.
+    matmul_forward<T>(at(a.fch[l], 0, 4 * nC), at(a.ln2[l], 0, nC), P(w, ps[FCW]), P(w, ps[FCB]), int(BT), C,
+                      4 * C, Trans::N, this->prec_);
+    gelu_forward<T>(at(a.fch_gelu[l], 0, 4 * nC), at(a.fch[l], 0, 4 * nC), 4 * nC);
+    matmul_forward_accumulate<T>(at(a.res3[l], 0, nC), at(a.fch_gelu[l], 0, 4 * nC), P(w, ps[MPROJW]),
+                                 int(BT), 4 * C, C, Trans::N, this->prec_);
     src.release(u);
   }
   // final LayerNorm

@@ -51,11 +51,11 @@ int64_t gpt2_activation_bytes(const ModelConfig& m, int B, int T) {
   const int64_t att = BT * m.n_head * T;  // B·NH·T·T
   // Per layer 16·BTC (ln1, qkv 3, atty, res2, ln2, fch 4, fch_gelu 4, res3),
   // 4·BT (LayerNorm means and rstds) and att; outside the layers: encoded,
-  // scratchC, lnf and three dC buffers, dqkv 3, dfch 4, dgelu 4 (17·BTC), lnf
+  // lnf and three dC buffers, dqkv 3, dfch 4, dgelu 4 (16·BTC), lnf
   // mean/rstd, losses and loss weights (4·BT), preatt, dpreatt, datt, one chunk of the LM
   // head's logits and its weight gradient (decoder.hpp).
   const int64_t floats =
-      BT * C * (16 * L + 17) + BT * (4 * L + 4) + att * (L + 3) + lm_head_chunk_rows(BT, V) * V + V * C;
+      BT * C * (16 * L + 16) + BT * (4 * L + 4) + att * (L + 3) + lm_head_chunk_rows(BT, V) * V + V * C;
   return 4 * (floats + 2 * BT);  // + int32 tokens and targets
 }
 
