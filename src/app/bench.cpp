@@ -4,16 +4,17 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <random>
+#include <optional>
 #include <vector>
 
 #include "kernels/blas_core.hpp"
-#include "kernels/device_buffer.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/gemm_batched.hpp"
 #include "kernels/gemm_bf16.hpp"
 #include "kernels/parallel_chunks.hpp"
+#include "src/app/gemm_mix.hpp"
 #include "src/app/logging.hpp"
+#include "src/app/paired_ratio.hpp"
 #include "src/app/train.hpp"
 #include "src/base/errors.hpp"
 #include "src/zero/optimizer.hpp"
@@ -21,63 +22,7 @@
 
 namespace zeropp {
 
-// Each linear layer runs out = in·W, din = dout·W^T and dW = in^T·dout.
-std::vector<GemmShape> model_gemm_shapes(const ModelConfig& m, int BT) {
-  const int C = m.n_embd, V = m.vocab_size, L = m.n_layer;
-  std::vector<GemmShape> s;
-  const auto linear = [&](int in, int out, int count) {
-    s.push_back({Trans::N, Trans::N, BT, out, in, count});  // forward
-    s.push_back({Trans::N, Trans::T, BT, in, out, count});  // input gradient
-    s.push_back({Trans::T, Trans::N, in, out, BT, count});  // weight gradient
-  };
-  linear(C, 3 * C, L);
-  linear(C, C, L);
-  linear(C, 4 * C, L);
-  linear(4 * C, C, L);
-  s.push_back({Trans::N, Trans::T, BT, V, C, 1});  // LM head forward: lnf·wte^T
-  s.push_back({Trans::N, Trans::N, BT, C, V, 1});  // dlnf = dlogits·wte
-  s.push_back({Trans::T, Trans::N, V, C, BT, 1});  // dwte = dlogits^T·lnf
-  return s;
-}
-
 namespace {
-
-// GFLOP/s of the GEMM library (OpenBLAS fp32, or the bf16 GEMM) on the
-// model's shape mix: total FLOPs of one step's GEMMs over the time they take
-// (each timed `reps` times, best kept).
-double gemm_gflops(const ModelConfig& m, int BT, int reps, Precision prec) {
-  const auto shapes = model_gemm_shapes(m, BT);
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> u(-1, 1);
-  double flops = 0, seconds = 0;
-  for (const GemmShape& sh : shapes) {
-    // engine memory: on the GPU (cuBLAS) while a device context is installed
-    Buffer<float> A("bench A", int64_t(sh.M) * sh.K), B("bench B", int64_t(sh.K) * sh.N),
-        C("bench C", int64_t(sh.M) * sh.N);
-    for (const Buffer<float>* b : {&A, &B}) {
-      std::vector<float> h(static_cast<size_t>(b->size()));
-      for (auto& x : h) x = u(rng);
-      copy_to_device(h.data(), b->view());
-    }
-    const int lda = sh.ta == Trans::N ? sh.K : sh.M, ldb = sh.tb == Trans::N ? sh.N : sh.K;
-    double best = 1e30;
-    for (int r = 0; r < reps; ++r) {
-      const double t0 = MPI_Wtime();
-      gemm_as(prec, sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.0f, A.data(), lda, B.data(), ldb, 0.0f, C.data(), sh.N);
-      if (device_context()) to_host(C, 1);  // the device's GEMM is asynchronous: wait for it
-      best = std::min(best, MPI_Wtime() - t0);
-    }
-    flops += 2.0 * sh.M * sh.N * sh.K * sh.per_step;
-    seconds += best * sh.per_step;
-  }
-  return flops / seconds * 1e-9;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // Accumulated error of quantizing tensors: sqrt(sum err^2 / sum x^2) and
 // max |err| / max |x|.
@@ -148,36 +93,53 @@ int run_bench_quant(const Config& cfg, int steps) {
 
 namespace {
 
+// Timed calls per shape after each step, after one untimed call: the best of
+// two drops one interruption (a preemption, a page fault) while keeping the
+// mix close in time to the step it is paired with (it takes ~3x the step's GEMM time).
+constexpr int kPairedTimedCalls = 2;
+// The older statistic, kept for comparison: measured once after the steps.
+constexpr int kOnceTimedCalls = 10;
+
 // One precision's timed steps.
 struct StepTiming {
-  double step_ms, tokens_per_s, step_gflops, gemm_gflops;
+  double step_ms, tokens_per_s, step_gflops;
+  PairedRatio paired;             // each step against the GEMM mix timed right after it
+  double once_gemm_gflops;        // the GEMM mix once after all steps, best of kOnceTimedCalls
   double sent_intra, sent_inter;  // bytes of one step, all ranks
 };
 
 StepTiming time_steps(const Config& cfg, int steps, std::string& ranks, std::string& device) {
-  Run run(cfg);
+  Run run(cfg);  // installs the device context first: the mix's operands live where the step's do
   const auto& t = cfg.train;
+  MPI_Comm world = run.topo.world.get();
   const double tokens = double(t.batch_size) * t.seq_len * t.grad_accum * run.topo.P;
-  const double flops_per_token = 3 * forward_flops_per_token(cfg.model, t.seq_len);
-  std::vector<double> ms;
+  const double step_flops = 3 * forward_flops_per_token(cfg.model, t.seq_len) * tokens / run.topo.P;
+  const GemmMix mix(model_gemm_shapes(cfg.model, t.batch_size * t.seq_len), parse_precision(t.precision));
+  std::vector<double> step_s, mix_s;
   StepStats last;
   for (int s = 0; s <= steps; ++s) {  // step 0 warms up and is not timed
-    ZCHECK_MPI(MPI_Barrier(run.topo.world.get()));
+    ZCHECK_MPI(MPI_Barrier(world));
     const double t0 = MPI_Wtime();
     last = train_step(run, s, learning_rate(cfg.optim, s, steps + 1));
-    ZCHECK_MPI(MPI_Barrier(run.topo.world.get()));
-    if (s > 0) ms.push_back((MPI_Wtime() - t0) * 1e3);
+    ZCHECK_MPI(MPI_Barrier(world));
+    if (s == 0) continue;
+    step_s.push_back(MPI_Wtime() - t0);
+    // Bulk-synchronous: the slowest rank's mix sets the reference, as the slowest rank sets the step.
+    double mine = mix.seconds(kPairedTimedCalls), slowest = 0;
+    ZCHECK_MPI(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, world));
+    mix_s.push_back(slowest);
   }
   StepTiming r{};
-  r.step_ms = median(ms);
+  r.step_ms = median(step_s) * 1e3;
   r.tokens_per_s = tokens / (r.step_ms * 1e-3);
-  r.step_gflops = flops_per_token * tokens / (r.step_ms * 1e-3) * 1e-9 / run.topo.P;
-  r.gemm_gflops = gemm_gflops(cfg.model, t.batch_size * t.seq_len, 10, parse_precision(t.precision));
+  r.step_gflops = step_flops / (r.step_ms * 1e-3) * 1e-9;
+  r.paired = paired_ratio(step_s, mix_s, step_flops, mix.flops());
+  r.once_gemm_gflops = mix.flops() / mix.seconds(kOnceTimedCalls) * 1e-9;
   // Bytes of one step by link class, summed over ranks (a plain MPI reduction:
   // this is reporting, not part of the accounted step).
   const auto sent = last.bytes.total();
   double mine[2] = {double(sent.intra), double(sent.inter)}, all[2] = {0, 0};
-  ZCHECK_MPI(MPI_Reduce(mine, all, 2, MPI_DOUBLE, MPI_SUM, 0, run.topo.world.get()));
+  ZCHECK_MPI(MPI_Reduce(mine, all, 2, MPI_DOUBLE, MPI_SUM, 0, world));
   r.sent_intra = all[0];
   r.sent_inter = all[1];
   ranks = run.topo.describe();
@@ -202,10 +164,12 @@ int run_bench_step(const Config& cfg, int steps) {
     r[int(p)] = time_steps(c, steps, ranks, device);
   }
   // The bf16 GEMM rate of each kernel this CPU has (the step ran the chosen one; not on the GPU).
-  const int BT = cfg.train.batch_size * cfg.train.seq_len;
   std::string by_kernel = cfg.train.device == "host" ? "" : "not timed (the steps ran on the GPU)";
+  std::optional<GemmMix> bf16;
+  if (cfg.train.device == "host")
+    bf16.emplace(model_gemm_shapes(cfg.model, cfg.train.batch_size * cfg.train.seq_len), Precision::BF16);
   for (Bf16Kernel k : {Bf16Kernel::RoundedBlas, Bf16Kernel::OneDnn}) {
-    if (cfg.train.device != "host") break;
+    if (!bf16) break;
     try {
       force_bf16_kernel(k);
     } catch (const std::invalid_argument&) {
@@ -213,7 +177,7 @@ int run_bench_step(const Config& cfg, int steps) {
     }
     by_kernel += std::string(by_kernel.empty() ? "" : ", ") +
                  (k == Bf16Kernel::OneDnn ? "oneDNN matmul " : "BLAS on rounded operands ") +
-                 std::to_string(gemm_gflops(cfg.model, BT, 10, Precision::BF16)) + " GFLOP/s";
+                 std::to_string(bf16->flops() / bf16->seconds(kOnceTimedCalls) * 1e-9) + " GFLOP/s";
   }
   force_bf16_kernel(std::nullopt);
   rusage ru{};
@@ -222,8 +186,23 @@ int run_bench_step(const Config& cfg, int steps) {
   ZCHECK_MPI(MPI_Reduce(&peak, &peak_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
   const auto row = [](const StepTiming& x) {
     return std::to_string(x.step_ms) + " ms, " + std::to_string(x.tokens_per_s) + " tok/s, " +
-           std::to_string(x.step_gflops) + " GFLOP/s/rank; GEMM " + std::to_string(x.gemm_gflops) +
-           " GFLOP/s";
+           std::to_string(x.step_gflops) + " GFLOP/s/rank; GEMM " +
+           std::to_string(x.paired.reference_gflops) + " GFLOP/s (median over the steps)";
+  };
+  const auto spread = [](const PairedRatio& x) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.3f (%.3f-%.3f)", x.median, x.min, x.max);
+    return std::string(b);
+  };
+  const auto paired_row = [&](const StepTiming& x) {
+    return spread(x.paired) + ": median (min-max) of step rate / GEMM rate timed right after that step";
+  };
+  const auto once_row = [](const StepTiming& x) {
+    char b[128];
+    std::snprintf(b, sizeof b,
+                  "%.3f: median step rate / GEMM %.2f GFLOP/s timed once after all steps, best of %d",
+                  x.step_gflops / x.once_gemm_gflops, x.once_gemm_gflops, kOnceTimedCalls);
+    return std::string(b);
   };
   log_table("zeropp bench step",
             {
@@ -238,6 +217,10 @@ int run_bench_step(const Config& cfg, int steps) {
                 {"steps timed", std::to_string(steps) + " (after 1 warm-up step)"},
                 {"fp32 step", row(r[0])},
                 {"bf16 step", row(r[1])},
+                {"fp32 GEMM ratio, paired", paired_row(r[0])},
+                {"bf16 GEMM ratio, paired", paired_row(r[1])},
+                {"fp32 GEMM ratio, once after", once_row(r[0])},
+                {"bf16 GEMM ratio, once after", once_row(r[1])},
                 {"bf16/fp32 speed-up", std::to_string(r[0].step_ms / r[1].step_ms)},
                 {"peak RSS (max over ranks)", human_bytes(peak_max)},
                 // the same in both precisions: communication does not change
@@ -248,11 +231,11 @@ int run_bench_step(const Config& cfg, int steps) {
   for (Precision p : {Precision::FP32, Precision::BF16}) {
     const StepTiming& x = r[int(p)];
     log0(
-        "bench step | %s | %s | %.2f ms/step | %.0f tok/s | %.2f GFLOP/s/rank | GEMM %.2f GFLOP/s | ratio "
-        "%.3f | "
+        "bench step | %s | %s | %.2f ms/step | %.0f tok/s | %.2f GFLOP/s/rank | GEMM %.2f GFLOP/s | ratio %s "
+        "| "
         "intra %.3f MB | inter %.3f MB | peak RSS %.0f MiB\n",
-        ranks.c_str(), precision_name(p), x.step_ms, x.tokens_per_s, x.step_gflops, x.gemm_gflops,
-        x.step_gflops / x.gemm_gflops, x.sent_intra * 1e-6, x.sent_inter * 1e-6, peak_max / 1048576.0);
+        ranks.c_str(), precision_name(p), x.step_ms, x.tokens_per_s, x.step_gflops, x.paired.reference_gflops,
+        spread(x.paired).c_str(), x.sent_intra * 1e-6, x.sent_inter * 1e-6, peak_max / 1048576.0);
   }
   return kExitOk;
 }

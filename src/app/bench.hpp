@@ -1,26 +1,14 @@
 // `zeropp bench step`: steady-state step time of a deck next to the GEMM
 // library's throughput on the model's own GEMM shapes, measured in the same
 // run, so the ratio (model GFLOP/s / GEMM GFLOP/s) is meaningful on a noisy
-// shared machine.
+// shared machine: the GEMM mix (src/app/gemm_mix.hpp) is timed right after
+// every timed step and each step divided by its own (src/app/paired_ratio.hpp).
 #pragma once
 
-#include <vector>
-
-#include "kernels/gemm.hpp"
+#include "src/app/gemm_mix.hpp"  // GemmShape, model_gemm_shapes (also for bench/gemm_bench.cpp)
 #include "src/config/config.hpp"
 
 namespace zeropp {
-
-// One GEMM shape of the model and how often a training step runs it.
-struct GemmShape {
-  Trans ta, tb;
-  int M, N, K;
-  int per_step;
-};
-
-// Every GEMM of one micro-batch's forward and backward through the linear
-// layers and the tied LM head (matmul.cpp's calls), BT tokens.
-std::vector<GemmShape> model_gemm_shapes(const ModelConfig& m, int BT);
 
 int run_bench_step(const Config& cfg, int steps);
 

@@ -4,7 +4,8 @@
 # elapsed time and ETA; train.log in the run folder (appended on --resume);
 # validation losses in metrics.h5 under the log's step numbers; `ckpt info` and
 # `ckpt verify` on a run folder, a checkpoint folder or a `latest` file; a
-# failing verify naming the damaged dataset. A tiny model, 2 ranks: ~3 s.
+# failing verify naming the damaged dataset; `bench step`'s kernels row and GEMM
+# ratios. A tiny model, 2 ranks: ~3 s.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
 cd "$ZEROPP_SOURCE_DIR" || exit 1
@@ -126,5 +127,14 @@ if grep -Eq '^  BLAS kernels +: Prescott$' "$work/bench" &&
   { ! grep -qw avx2 /proc/cpuinfo || grep -q '^warning: BLAS runs its generic Prescott' "$work/bench"; }; then
   ok "bench step names the kernels (Prescott) and warns on an AVX2 CPU"
 else bad "bench step lacks the kernels row or the warning"; grep -E 'BLAS|warning' "$work/bench"; fi
+# Its GEMM ratio paired per step (median and min-max) on the summary lines, and the
+# older statistic (the GEMM mix once after the steps) in the table.
+if grep -Eq '^bench step \| .* \| fp32 \| .*\| GEMM [0-9.]+ GFLOP/s \| ratio [0-9.]+ \([0-9.]+-[0-9.]+\) \| ' "$work/bench" &&
+  grep -Eq '^bench step \| .* \| bf16 \| .*\| ratio [0-9.]+ \([0-9.]+-[0-9.]+\) \| ' "$work/bench" &&
+  grep -Eq '^  fp32 GEMM ratio, paired +: [0-9.]+ \([0-9.]+-[0-9.]+\): ' "$work/bench" &&
+  grep -Eq '^  fp32 GEMM ratio, once after +: [0-9.]+: median step rate / GEMM [0-9.]+ GFLOP/s timed once after all steps' \
+    "$work/bench"; then
+  ok "bench step: paired GEMM ratio with its spread, and the ratio against the GEMMs timed once after"
+else bad "bench step lacks the paired ratio or the once-after row"; grep -E 'ratio' "$work/bench"; fi
 
 finish

@@ -7,9 +7,10 @@ Usage:
   perf script -i perf.data | tools/profile/step_breakdown.py
 
 Takes the samples whose call stack passes through zeropp::train_step during
-the fp32 steps (bench step times fp32 first; they end where the first
-gemm_gflops sample, the fp32 GEMM measurement, or the first gemm_bf16 sample,
-a bf16 step, begins) and charges each to the
+the fp32 steps (bench step times fp32 first; they end where the bf16 run's
+set-up, Run::Run, or the first gemm_bf16 sample begins; the GEMM mix timed
+after each step, GemmMix::seconds, is outside train_step and not counted) and
+charges each to the
 innermost zeropp function on its stack (a Kokkos kernel's lambda counts as the
 kernel that launched it; a kernel body run through kernels/simd_dispatch.hpp
 counts under its own name, e.g. BiasGeluForward; gemm wrappers count as their caller), split into the
@@ -69,8 +70,8 @@ def main():
     total = 0
     for stack in samples(sys.stdin):
         text = "\n".join(stack)
-        if "gemm_gflops" in text or "zeropp::gemm_bf16" in text:
-            break  # the fp32 steps are over (the GEMM measurement or the bf16 steps begin)
+        if "zeropp::gemm_bf16" in text or (total and "zeropp::Run::Run" in text):
+            break  # the fp32 steps are over (the bf16 run begins)
         if "zeropp::train_step" not in text:
             continue
         counts[charge(stack)] += 1

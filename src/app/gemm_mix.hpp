@@ -1,0 +1,44 @@
+// The GEMM library's rate on one training step's GEMM shapes (`bench step`'s
+// reference): operands allocated and filled once, so that timing the mix
+// again after every step measures only the GEMMs.
+#pragma once
+
+#include <vector>
+
+#include "kernels/device_buffer.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/precision.hpp"
+#include "src/config/config.hpp"
+
+namespace zeropp {
+
+// One GEMM shape of the model and how often a training step runs it.
+struct GemmShape {
+  Trans ta, tb;
+  int M, N, K;
+  int per_step;
+};
+
+// Every GEMM of one micro-batch's forward and backward through the linear
+// layers and the tied LM head (matmul.cpp's calls), BT tokens.
+std::vector<GemmShape> model_gemm_shapes(const ModelConfig& m, int BT);
+
+class GemmMix {
+ public:
+  // Engine memory: on the GPU (cuBLAS) while a device context is installed.
+  GemmMix(std::vector<GemmShape> shapes, Precision prec);
+  // FLOPs of one step's GEMMs.
+  double flops() const;
+  // Seconds of one step's GEMMs: each shape runs once untimed (caches, first
+  // touch of the output), then `timed` times; the best of those counts,
+  // per_step times.
+  double seconds(int timed) const;
+
+ private:
+  std::vector<GemmShape> shapes_;
+  Precision prec_;
+  Buffer<float> operands_;  // A then B of any one shape, random in [-1, 1)
+  Buffer<float> out_;       // C (written only: beta = 0)
+};
+
+}  // namespace zeropp
