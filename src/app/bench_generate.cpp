@@ -2,10 +2,9 @@
 
 #include <mpi.h>
 
-#include <algorithm>
-
 #include "src/app/generate.hpp"
 #include "src/app/logging.hpp"
+#include "src/app/median.hpp"
 #include "src/app/train.hpp"
 #include "src/base/errors.hpp"
 #include "src/zero/inference_weights.hpp"
@@ -43,12 +42,6 @@ Measured generate_once(const Config& cfg, const BenchGenerateOptions& o) {
   ZCHECK_MPI(MPI_Reduce(mine, all, 2, MPI_DOUBLE, MPI_SUM, 0, w));
   ZCHECK_MPI(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, w));
   return {tmax, all[0], all[1], double(src->copy_bytes()), double(src->buffer_bytes()), run.topo.describe()};
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 }  // namespace

@@ -7,13 +7,6 @@
 
 namespace zeropp {
 
-double median(std::vector<double> v) {
-  if (v.empty()) throw Error("median of no values");
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 PairedRatio paired_ratio(const std::vector<double>& step_seconds, const std::vector<double>& mix_seconds,
                          double step_flops, double mix_flops) {
   if (step_seconds.empty() || step_seconds.size() != mix_seconds.size())

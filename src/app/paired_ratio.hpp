@@ -5,6 +5,8 @@
 
 #include <vector>
 
+#include "src/app/median.hpp"
+
 namespace zeropp {
 
 struct PairedRatio {
@@ -19,8 +21,5 @@ struct PairedRatio {
 // a non-positive time or FLOP count.
 PairedRatio paired_ratio(const std::vector<double>& step_seconds, const std::vector<double>& mix_seconds,
                          double step_flops, double mix_flops);
-
-// Median (mean of the middle two for an even count); v non-empty.
-double median(std::vector<double> v);
 
 }  // namespace zeropp
