@@ -9,22 +9,26 @@
 
 namespace zeropp {
 
-// Each linear layer runs out = in·W, din = dout·W^T and dW = in^T·dout.
+// Each linear layer runs out = in·W, din = dout·W^T and dW = in^T·dout. Its
+// forward accumulates onto C (the bias rows, or the residual seeded by the
+// LayerNorm before it: gpt2.cpp), din overwrites, dW accumulates into the
+// gradient; the LM head's three products overwrite (one chunk: with several,
+// lm_head_loss.cpp accumulates dwte after the first).
 std::vector<GemmShape> model_gemm_shapes(const ModelConfig& m, int BT) {
   const int C = m.n_embd, V = m.vocab_size, L = m.n_layer;
   std::vector<GemmShape> s;
   const auto linear = [&](int in, int out, int count) {
-    s.push_back({Trans::N, Trans::N, BT, out, in, count});  // forward
-    s.push_back({Trans::N, Trans::T, BT, in, out, count});  // input gradient
-    s.push_back({Trans::T, Trans::N, in, out, BT, count});  // weight gradient
+    s.push_back({Trans::N, Trans::N, BT, out, in, count, 1.0f});  // forward
+    s.push_back({Trans::N, Trans::T, BT, in, out, count, 0.0f});  // input gradient
+    s.push_back({Trans::T, Trans::N, in, out, BT, count, 1.0f});  // weight gradient
   };
   linear(C, 3 * C, L);
   linear(C, C, L);
   linear(C, 4 * C, L);
   linear(4 * C, C, L);
-  s.push_back({Trans::N, Trans::T, BT, V, C, 1});  // LM head forward: lnf·wte^T
-  s.push_back({Trans::N, Trans::N, BT, C, V, 1});  // dlnf = dlogits·wte
-  s.push_back({Trans::T, Trans::N, V, C, BT, 1});  // dwte = dlogits^T·lnf
+  s.push_back({Trans::N, Trans::T, BT, V, C, 1, 0.0f});  // LM head forward: lnf·wte^T
+  s.push_back({Trans::N, Trans::N, BT, C, V, 1, 0.0f});  // dlnf = dlogits·wte
+  s.push_back({Trans::T, Trans::N, V, C, BT, 1, 0.0f});  // dwte = dlogits^T·lnf
   return s;
 }
 
@@ -69,7 +73,7 @@ double GemmMix::seconds(int timed) const {
     const float* B = A + int64_t(sh.M) * sh.K;
     const int lda = sh.ta == Trans::N ? sh.K : sh.M, ldb = sh.tb == Trans::N ? sh.N : sh.K;
     const auto call = [&] {
-      gemm_as(prec_, sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.0f, A, lda, B, ldb, 0.0f, out_.data(), sh.N);
+      gemm_as(prec_, sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.0f, A, lda, B, ldb, sh.beta, out_.data(), sh.N);
       if (device_context()) to_host(out_, 1);  // the device's GEMM is asynchronous: wait for it
     };
     call();

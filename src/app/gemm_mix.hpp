@@ -12,15 +12,18 @@
 
 namespace zeropp {
 
-// One GEMM shape of the model and how often a training step runs it.
+// One GEMM shape of the model, how often a training step runs it, and the
+// beta it runs with (1 where the step accumulates onto C: OpenBLAS then skips
+// its own clearing pass over C, so the reference must run the same beta).
 struct GemmShape {
   Trans ta, tb;
   int M, N, K;
   int per_step;
+  float beta;
 };
 
-// Every GEMM of one micro-batch's forward and backward through the linear
-// layers and the tied LM head (matmul.cpp's calls), BT tokens.
+// Every GEMM of one micro-batch's forward and backward through GPT-2's linear
+// layers and the tied LM head (matmul.cpp's calls, with their betas), BT tokens.
 std::vector<GemmShape> model_gemm_shapes(const ModelConfig& m, int BT);
 
 class GemmMix {
@@ -38,7 +41,7 @@ class GemmMix {
   std::vector<GemmShape> shapes_;
   Precision prec_;
   Buffer<float> operands_;  // A then B of any one shape, random in [-1, 1)
-  Buffer<float> out_;       // C (written only: beta = 0)
+  Buffer<float> out_;       // C (accumulated into where beta = 1)
 };
 
 }  // namespace zeropp
