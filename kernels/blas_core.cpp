@@ -47,7 +47,7 @@ CpuVectorFeatures cpu_vector_features() {
   return f;
 }
 
-std::string blas_core_warning(const std::string& core, CpuVectorFeatures cpu) {
+std::string blas_better_coretype(const std::string& core, CpuVectorFeatures cpu) {
   // OpenBLAS's x86 kernel sets without AVX2 (lower case: names compare so).
   static const std::array<const char*, 14> generic = {
       "katmai",     "coppermine", "northwood", "prescott",    "banias",  "core2",     "penryn",
@@ -57,10 +57,15 @@ std::string blas_core_warning(const std::string& core, CpuVectorFeatures cpu) {
                  [](unsigned char c) { return char(std::tolower(c)); });
   const bool is_generic = std::find(generic.begin(), generic.end(), lower) != generic.end();
   if (!is_generic || !cpu.avx2) return "";
-  const char* better = cpu.avx512 ? "SkylakeX" : "Haswell";
+  return cpu.avx512 ? "SkylakeX" : "Haswell";
+}
+
+std::string blas_core_warning(const std::string& core, CpuVectorFeatures cpu) {
+  const std::string better = blas_better_coretype(core, cpu);
+  if (better.empty()) return "";
   return "BLAS runs its generic " + core + " kernels on a CPU with " + (cpu.avx512 ? "AVX-512" : "AVX2") +
          " (GEMMs several times slower): set OPENBLAS_CORETYPE=" + better +
-         " (scripts/openblas-coretype picks it from /proc/cpuinfo)";
+         " or leave it unset for zeropp to choose";
 }
 
 std::string blas_core_warning() { return blas_core_warning(blas_core_name(), cpu_vector_features()); }

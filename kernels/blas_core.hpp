@@ -3,9 +3,10 @@
 // OpenBLAS built with DYNAMIC_ARCH picks its kernels from the CPU's model
 // number; 0.3.21 does not know Sapphire/Emerald Rapids and silently falls
 // back to its generic Prescott (SSE3) kernels, ~5x slower GEMMs than its
-// SkylakeX ones on the same core (docs/performance.md). scripts/openblas-coretype
-// sets OPENBLAS_CORETYPE from the CPU's feature flags; this is the check at
-// start-up that it worked.
+// SkylakeX ones on the same core (docs/performance.md). The zeropp binary then
+// re-executes itself once with OPENBLAS_CORETYPE chosen from the CPU's feature
+// flags (src/app/blas_kernels.hpp); the warning below covers a user's setting
+// that still runs generic kernels.
 #pragma once
 
 #include <string>
@@ -26,9 +27,15 @@ struct CpuVectorFeatures {
 };
 CpuVectorFeatures cpu_vector_features();
 
-// A one-line warning when `core` is one of OpenBLAS's pre-AVX2 kernel sets
-// although the CPU has AVX2 or AVX-512, naming the OPENBLAS_CORETYPE to set;
-// "" otherwise (also for names it does not know).
+// The OPENBLAS_CORETYPE this CPU should run when `core` is one of OpenBLAS's
+// pre-AVX2 kernel sets although the CPU has AVX2 + FMA ("Haswell") or AVX-512
+// ("SkylakeX"); "" otherwise (also for kernel names it does not know). Goes by
+// feature flags, never the model number, so it never names kernels the CPU
+// cannot run.
+std::string blas_better_coretype(const std::string& core, CpuVectorFeatures cpu);
+
+// A one-line warning when blas_better_coretype is not "", naming the setting;
+// "" otherwise.
 std::string blas_core_warning(const std::string& core, CpuVectorFeatures cpu);
 
 // blas_core_warning for this library on this CPU.

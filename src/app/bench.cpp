@@ -12,6 +12,7 @@
 #include "kernels/gemm_batched.hpp"
 #include "kernels/gemm_bf16.hpp"
 #include "kernels/parallel_chunks.hpp"
+#include "src/app/blas_kernels.hpp"
 #include "src/app/gemm_mix.hpp"
 #include "src/app/logging.hpp"
 #include "src/app/paired_ratio.hpp"
@@ -209,7 +210,7 @@ int run_bench_step(const Config& cfg, int steps) {
                 {"ranks", ranks},
                 {"device", device},
                 {"BLAS", gemm_backend_name()},
-                {"BLAS kernels", blas_core_name()},
+                {"BLAS kernels", blas_kernels_summary()},
                 {"elementwise kernels", elementwise_kernels_name()},
                 {"batched GEMM", gemm_batched_backend_name()},
                 {"bf16 GEMM", gemm_bf16_backend_name()},

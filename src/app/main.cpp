@@ -1,11 +1,13 @@
-// zeropp: MPI first, then Kokkos, then the command line.
+// zeropp: the BLAS kernels, MPI, then Kokkos, then the command line.
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
 
+#include "src/app/blas_kernels.hpp"
 #include "src/app/cli.hpp"
 
 int main(int argc, char** argv) {
+  zeropp::choose_blas_kernels(argv);  // may start this program again, before MPI does
   // FUNNELED: helper threads (checkpoint checksums) never call MPI.
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);

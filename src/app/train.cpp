@@ -15,6 +15,7 @@
 #include "kernels/gemm_batched.hpp"
 #include "kernels/gemm_bf16.hpp"
 #include "kernels/parallel_chunks.hpp"
+#include "src/app/blas_kernels.hpp"
 #include "src/app/build_info.hpp"
 #include "src/app/generate.hpp"
 #include "src/app/logging.hpp"
@@ -72,7 +73,7 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   rows.emplace_back("device", device.describe());
   rows.emplace_back("memory per rank", memory_summary(memory));
   rows.emplace_back("BLAS", gemm_backend_name());
-  rows.emplace_back("BLAS kernels", blas_core_name());
+  rows.emplace_back("BLAS kernels", blas_kernels_summary());
   rows.emplace_back("elementwise kernels", elementwise_kernels_name());
   rows.emplace_back("batched GEMM", gemm_batched_backend_name());
   rows.emplace_back("precision",

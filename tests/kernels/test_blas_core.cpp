@@ -20,6 +20,19 @@ TEST_CASE("blas_core_warning names generic kernels on AVX2/AVX-512 CPUs", "[kern
   CHECK(blas_core_warning("", avx512).empty());
 }
 
+TEST_CASE("blas_better_coretype: the kernels a generic choice should have been", "[kernels]") {
+  const CpuVectorFeatures none{false, false}, avx2{true, false}, avx512{true, true};
+  CHECK(blas_better_coretype("Prescott", avx512) == "SkylakeX");
+  CHECK(blas_better_coretype("Prescott", avx2) == "Haswell");
+  CHECK(blas_better_coretype("SANDYBRIDGE", avx512) == "SkylakeX");
+  // Never kernels the CPU lacks, and never a change of kernels that use AVX2 already.
+  CHECK(blas_better_coretype("Prescott", none).empty());
+  CHECK(blas_better_coretype("Haswell", avx512).empty());
+  CHECK(blas_better_coretype("Cooperlake", avx512).empty());
+  CHECK(blas_better_coretype("Zen", avx2).empty());
+  CHECK(blas_better_coretype("", avx512).empty());
+}
+
 TEST_CASE("blas_core_name reports the library's kernels", "[kernels]") {
   const std::string core = blas_core_name();
   INFO("BLAS " << blas_library() << ", kernels '" << core << "'");
