@@ -28,14 +28,15 @@ echo "sentinel" > "$work/run/config.toml"
 chmod 000 "$work/good.bin" 2>/dev/null; cp "$work/deck.toml" "$work/unreadable.toml"; chmod 000 "$work/unreadable.toml"
 chmod 644 "$work/good.bin"
 
-# expect_error NAME EXPECTED-SUBSTRING ARGS...: runs zeropp on 2 ranks, prefixed
+# expect_error NAME EXPECTED-SUBSTRING ARGS...: runs $binary on 2 ranks, prefixed
 # by the command in as_user (empty: as ourselves).
 as_user=()
+binary=$ZEROPP
 expect_error() {
   local name=$1 want=$2
   shift 2
   local out err rc
-  out=$(timeout 120 "${as_user[@]}" "$MPIEXEC" -n 2 "$ZEROPP" "$@" 2> "$work/stderr")
+  out=$(timeout 120 "${as_user[@]}" "$MPIEXEC" -n 2 "$binary" "$@" 2> "$work/stderr")
   rc=$?
   err=$(cat "$work/stderr")
   local lines
@@ -55,13 +56,25 @@ expect_error() {
 
 deck="$work/deck.toml"
 expect_error "missing deck" "$work/nope.toml" train "$work/nope.toml"
-# Root reads any file: as root (CI), that case runs as nobody, who may enter $work.
+# Root reads any file: as root (CI), that case runs as nobody, who may enter $work but
+# not always the build tree (a checkout under /root): the binary and the preloaded
+# libraries are copied into $work, and the ranks start there.
 if [[ $(id -u) -eq 0 ]]; then
   chmod 755 "$work"
-  as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+  mkdir "$work/as_nobody"
+  cp "$ZEROPP" "$work/as_nobody/"
+  binary="$work/as_nobody/$(basename "$ZEROPP")"
+  preload=()
+  IFS=: read -ra libs <<< "${LD_PRELOAD:-}"
+  for lib in "${libs[@]}"; do
+    cp "$lib" "$work/as_nobody/" && preload+=("$work/as_nobody/$(basename "$lib")")
+  done
+  as_user=(env -C "$work" LD_PRELOAD="$(IFS=:; echo "${preload[*]}")"
+           setpriv --reuid=nobody --regid=nogroup --clear-groups)
 fi
 expect_error "unreadable deck" "$work/unreadable.toml" train "$work/unreadable.toml"
 as_user=()
+binary=$ZEROPP
 printf '[model]\nn_layers = 2\n' > "$work/unknown.toml"
 expect_error "unknown key" "unknown key 'model.n_layers'" train "$work/unknown.toml"
 printf '[train]\nsteps = "many"\n' > "$work/type.toml"
