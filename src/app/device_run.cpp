@@ -61,9 +61,9 @@ DeviceRun::DeviceRun(const Config& cfg, const Topology& topo, const MemoryCheck&
   const int count = cuda::device_count(&why);
   auto gpu = std::make_unique<Gpu>();
   try {
-    gpu->info = cuda::select_device(topo.local, topo.X, shared);
+    gpu->info = cuda::select_device(topo.host_local, topo.host_ranks, shared);
   } catch (const cuda::DeviceError& e) {
-    const bool crowded = count > 0 && topo.X > count && !shared;
+    const bool crowded = count > 0 && topo.host_ranks > count && !shared;
     throw Error(kWhat + e.what() +
                 (crowded
                      ? "; or let ranks share a GPU: comm.backend = \"mpi\" with comm.device_staging = true"
