@@ -75,9 +75,9 @@ DeviceRun::DeviceRun(const Config& cfg, const Topology& topo, const MemoryCheck&
           device_memory_refusal(memory.split.device, ranks_per_device(memory.ranks_on_node, count),
                                 int64_t(free_bytes), gpu->info.describe()))
     throw Error(*refusal);
-  // A blocking stream: the legacy default stream, which orders the
-  // communicators' copies and events (src/comm/nccl, src/device/cuda_stager),
-  // waits for the kernels queued on it.
+  // The communicators record their events and stage their copies on this
+  // stream (compute_stream()); blocking, so that the synchronous cudaMemcpy of
+  // copy_to_host / copy_to_device also follow its kernels.
   ZCHECK_CUDA(cudaStreamCreate(&gpu->stream));
   gpu->blas = std::make_unique<cuda::Blas>(gpu->stream, cfg.train.tf32);
   gpu->ctx.stream = gpu->stream;
