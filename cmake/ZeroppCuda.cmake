@@ -38,7 +38,7 @@ set(zeropp_cuda_ops matmul encoder layernorm layernorm_seed attention causal_sof
     error_feedback buffer_ops qgz_reorder)
 list(TRANSFORM zeropp_cuda_ops PREPEND kernels/cuda/)
 list(TRANSFORM zeropp_cuda_ops APPEND .cu)
-# No FMA contraction, as the host compiler (-std=c++17, no -march): the
+# No FMA contraction, as the host kernels (-ffp-contract=off): the
 # elementwise kernels then agree with their host twins bit for bit. Device
 # lambdas for the elementwise launcher (kernels/cuda/launch.cuh).
 set_source_files_properties(${zeropp_cuda_ops} PROPERTIES COMPILE_OPTIONS "--fmad=false;--extended-lambda")
