@@ -4,9 +4,10 @@
 # test spec), a case judged by its own output ("No tests ran" with exit 0 is a
 # FAIL), the staging transport's filter without the hidden watchdog case, the
 # deadline and each step's limit, rows as they finish, part 2's windowed loss
-# comparison; then a stand-in bundle of this build's programs: every row it
-# cannot run here SKIPPED or NOT RUN, none passed, the table printed last and
-# kept with the logs in GPU_CHECK_OUT, exit 2.
+# comparison; a bundle of fakes printing a GPU machine's tables, read into rows;
+# then a stand-in bundle of this build's programs: every row it cannot run here
+# SKIPPED or NOT RUN, none passed, the table printed last and kept with the logs
+# in GPU_CHECK_OUT, exit 2.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
 cd "$ZEROPP_SOURCE_DIR" || exit 1
@@ -95,6 +96,77 @@ d="$(gct_compare "$work/host.loss" "$work/spike.loss" 0.02 10)" && ok "10-step m
   bad "10-step means: the spike failed ($d)"
 d="$(gct_compare "$work/host.loss" "$work/shift.loss" 0.02 10)" && bad "10-step means: 3 % higher passed ($d)" ||
   ok "10-step means: 3 % higher fails ($d)"
+
+# A bundle of fakes that print what a GPU machine's programs would: the tables
+# are read into rows, a case's escaped name passes and an unescaped one does not.
+fake="$work/fake"
+mkdir -p "$fake/bin"
+echo "revision=fake" > "$fake/manifest"
+cat > "$fake/run" << 'EOF_RUN'
+#!/usr/bin/env bash
+bin="$(dirname "$0")/bin"
+case $1 in
+  --check) echo resolves; exit 0 ;;
+  --dir) echo /nonexistent; exit 0 ;;
+  mpiexec) n=$3; shift 3; [[ $1 == hostname ]] && exec hostname; for ((r = 0; r < n; r++)); do "$bin/$@"; done; exit 0 ;;
+esac
+p=$1; shift; exec "$bin/$p" "$@"
+EOF_RUN
+cat > "$fake/bin/zeropp_gpu_check" << 'EOF_GC'
+#!/usr/bin/env bash
+[[ ${1:-} == --versions ]] && { echo "gpu-check: versions: CUDA driver 13000, runtime 13000, NCCL 22703, cuBLAS 13.1.0"; exit 0; }
+cat << 'EOF_OUT'
+gpu-check: device 0: Fake H200 (sm_90, 132 SMs, 139.8 GiB); versions
+gpu-check: NOT RUN: ncclAlltoAll (NCCL >= 2.28; the loaded NCCL is 22703)
+
+| check | cases | result | first mismatch |
+|---|---|---|---|
+| quantize int8 | 12 | pass |  |
+| cuBLAS GEMM bf16 | 8 | FAIL | batch 0 C[1,2] = 1, host 2 (tolerance 0.1) (op NN) |
+
+| kernel (n = 2^29 floats, block 256) | MB per call | best GB/s | median GB/s | best / copy |
+|---|---|---|---|---|
+| device-to-device copy | 4294.9 | 3500.0 | 3400.0 | 1.00 |
+| quantize int8 | 2684.4 | 3000.0 | 2900.0 | 0.86 |
+| dequant-sum int4 (k 8) | 2684.4 | 2000.0 | 1900.0 | 0.57 (below 0.8) |
+
+| GEMM | best TFLOP/s | median TFLOP/s |
+|---|---|---|
+| cuBLAS bf16 small.toml forward GEMMs (1024 rows) | 300.0 | 290.0 |
+EOF_OUT
+exit 1
+EOF_GC
+cat > "$fake/bin/zeropp_cuda_kernel_tests" << 'EOF_KT'
+#!/usr/bin/env bash
+[[ $1 == --list-test-names-only ]] && { printf 'a case, with a comma\na case [with brackets]\n'; exit 0; }
+case $1 in
+  'a case\, with a comma') echo "All tests passed (3 assertions in 1 test case)" ;;
+  *) echo "No tests ran" ;;
+esac
+EOF_KT
+printf '#!/usr/bin/env bash\necho "All tests passed (40 assertions in 10 test cases)"\n' > "$fake/bin/zeropp_comm_nccl_tests"
+printf '#!/usr/bin/env bash\necho "  train.steps  integer"\n' > "$fake/bin/zeropp"
+chmod +x "$fake/run" "$fake"/bin/*
+GPU_CHECK_OUT="$work/fake-out" timeout 120 bash scripts/gpu-check --bundle "$fake" > "$work/fake.out" 2>&1
+rc=$?
+((rc == 1)) && ok "a bundle with failures: exit 1" || bad "a bundle with failures: exit $rc"
+row_is() {  # part check result
+  grep -qF "| $1 | $2 | $3 |" "$work/fake-out/table.md" && ok "row: $2: $3" || bad "no row '$2: $3'"
+}
+row_is 1 "quantize int8 (12 cases)" pass
+row_is 1 "cuBLAS GEMM bf16 (8 cases)" FAIL
+row_is 1 "ncclAlltoAll (NCCL >= 2.28; the loaded NCCL is 22703)" "NOT RUN"
+row_is 1 "a case, with a comma" pass
+row_is 1 "a case [with brackets]" FAIL
+row_is 3 "collectives, 4 ranks on one GPU, comm.device_staging: results and bytes = MPI's" pass
+row_is 3 "collectives on NCCL, 1 rank: results and bytes = MPI's" pass
+row_is 4 "device-to-device copy" info
+row_is 4 "quantize int8" pass
+row_is 4 "dequant-sum int4 (k 8)" FAIL
+row_is 2 "cuBLAS bf16 small.toml forward GEMMs (1024 rows)" info
+[[ $(grep -c '| NOT BUILT |' "$work/fake-out/table.md") == 7 ]] && ok "7 rows NOT BUILT" || bad "not 7 rows NOT BUILT"
+grep -q '^=== .*/logs/gpu_check.log' "$work/fake-out/failures.log" && ok "tools/gpu_check's output kept with the failures" ||
+  bad "tools/gpu_check's output is not in failures.log"
 
 # A stand-in bundle whose programs are this build's, on a machine without a GPU.
 if [[ ! -x $bin/zeropp_gpu_check ]]; then
