@@ -38,7 +38,7 @@ set(zeropp_cuda_ops matmul encoder layernorm layernorm_seed attention causal_sof
     error_feedback buffer_ops qgz_reorder)
 list(TRANSFORM zeropp_cuda_ops PREPEND kernels/cuda/)
 list(TRANSFORM zeropp_cuda_ops APPEND .cu)
-# No FMA contraction, as the host compiler (-std=c++17, no -march): the
+# No FMA contraction, as the host kernels (-ffp-contract=off): the
 # elementwise kernels then agree with their host twins bit for bit. Device
 # lambdas for the elementwise launcher (kernels/cuda/launch.cuh).
 set_source_files_properties(${zeropp_cuda_ops} PROPERTIES COMPILE_OPTIONS "--fmad=false;--extended-lambda")
@@ -78,6 +78,8 @@ target_link_libraries(zeropp_comm_backends PUBLIC zeropp_cuda)
 add_executable(zeropp_gpu_check tools/gpu_check/gpu_check.cu tools/gpu_check/correctness.cu)
 set_target_properties(zeropp_gpu_check PROPERTIES CUDA_STANDARD 17 CUDA_RUNTIME_LIBRARY Shared)
 target_link_libraries(zeropp_gpu_check PRIVATE zeropp_cuda)
+# A printf argument of the wrong type crashes the report of the first mismatch on the GPU.
+target_compile_options(zeropp_gpu_check PRIVATE -Xcompiler=-Wformat,-Werror=format)
 
 # Host-side tests of the CUDA path: they need no GPU (and pass with one).
 if(ZEROPP_BUILD_TESTS)

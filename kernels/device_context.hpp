@@ -39,6 +39,16 @@ struct DeviceContext;  // no CUDA: never installed
 // The installed context, nullptr when the host computes.
 DeviceContext* device_context();
 
+#ifdef ZEROPP_HAVE_CUDA
+// Where this rank's kernels run: the context's stream, or the legacy default
+// stream without one (tests that fill device buffers with cudaMemcpy). The
+// communicators order their copies and events against it explicitly.
+inline cudaStream_t compute_stream() {
+  const DeviceContext* d = device_context();
+  return d ? d->stream : cudaStreamLegacy;
+}
+#endif
+
 // Installs `ctx` (not owned) for the object's life; contexts do not nest.
 class ScopedDeviceContext {
  public:

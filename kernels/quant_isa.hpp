@@ -3,8 +3,8 @@
 //
 // kernels/quant_blocks.hpp holds the loops (the arithmetic of
 // kernels/quantize.hpp, bit for bit); kernels/quant_isa_{sse4,avx2,avx512}.cpp
-// compile them with -march=x86-64-v2, -v3 and -v4 (and -ffp-contract=off: an
-// FMA would change the sums' rounding). kernels/quantize.cpp,
+// compile them with -march=x86-64-v2, -v3 and -v4 (and, as all of
+// zeropp_kernels, -ffp-contract=off: an FMA would change the sums' rounding). kernels/quantize.cpp,
 // quant_reduce.cpp and qgz_reorder.cpp call them through quant_kernels().
 //
 // The choice follows simd_isa() (kernels/cpu_features.hpp), so

@@ -7,9 +7,10 @@
 // wrapper (always-inline helpers, plain loops over raw pointers): the
 // wrapper's target applies to its own body only, so a Kokkos::parallel_for
 // lambda or any other out-of-line call would still run the baseline code.
-// With FMA available GCC contracts a*b+c (the baseline has no FMA), so
-// results may differ by rounding between the paths; on one machine (one path)
-// they are deterministic. The lane sums (kernels/lane_sum.hpp) add in the
+// With FMA available GCC would contract a*b+c (the baseline has no FMA);
+// zeropp_kernels is compiled with -ffp-contract=off, so every operation is
+// rounded as written and the paths agree bit for bit (as do the CUDA twins,
+// built with --fmad=false). The lane sums (kernels/lane_sum.hpp) add in the
 // same order on every path.
 #pragma once
 

@@ -14,8 +14,10 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__global__ void ring_accumulate_kernel(const void* __restrict__ wire_in, bool wire_bf16,
-                                       const float* __restrict__ own, float* __restrict__ acc, int64_t n) {
+// `own` and `acc` may be the same block (the last hop writes block r of the
+// input in place): no __restrict__ on them; each element is read before it is written.
+__global__ void ring_accumulate_kernel(const void* __restrict__ wire_in, bool wire_bf16, const float* own,
+                                       float* acc, int64_t n) {
   for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < n; i += int64_t(gridDim.x) * kThreads) {
     const float w = wire_bf16 ? detail::bf16_bits_to_fp32(static_cast<const uint16_t*>(wire_in)[i])
                               : static_cast<const float*>(wire_in)[i];

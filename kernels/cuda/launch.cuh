@@ -6,9 +6,11 @@
 // that reduce are compared with their host twins under a stated tolerance
 // (tests/cuda/test_cuda_kernels.cpp), as are those calling expf, powf or
 // sinf (an ulp or two from glibc's); elementwise arithmetic and sums taken in
-// the host's order agree bit for bit (these files are compiled with
-// --fmad=false, as the host compiler does not contract a*b+c into an FMA at
-// -std=c++17 without -march, cmake/ZeroppCuda.cmake).
+// the host's order agree bit for bit: these files are compiled with
+// --fmad=false (cmake/ZeroppCuda.cmake) and the host kernels with
+// -ffp-contract=off (CMakeLists.txt; GCC would contract a*b+c on their AVX2
+// and AVX-512 paths), so both round every operation as written, in the same
+// association.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -4,10 +4,10 @@
 // relative 1e-5 on out for C = 768, not bit for bit).
 //
 // Backward: dinp by one warp per row (the two row means reduced over the warp,
-// the same tolerance); dweight and dbias by one thread per column walking the
-// rows in order, which is the host's order: bit for bit the host's, and
-// deterministic without atomics (only C threads: fine at the model's C and N,
-// a two-level column reduction is the faster equivalent).
+// the same tolerance); dweight and dbias by the two-level column sums of
+// column_sum.cuh (deterministic; its tolerance against the host's row order),
+// each term dy * ((x - mean) * rstd) in the host's association.
+#include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/layernorm_row.cuh"
 #include "kernels/cuda/ops.hpp"
 
@@ -61,16 +61,12 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
   layernorm_backward_dinp_kernel<<<detail::blocks_for_warps(N), detail::kThreads, 0, stream>>>(
       dinp, dout, inp, weight, mean, rstd, N, C);
   ZCHECK_CUDA(cudaGetLastError());
-  detail::for_each_index(C, stream, [=] __device__(int64_t c) {
-    float dw = dweight[c], db = dbias[c];
-    for (int64_t n = 0; n < N; ++n) {
-      const float dy = dout[n * C + c];
-      dw += dy * (inp[n * C + c] - mean[n]) * rstd[n];
-      db += dy;
-    }
-    dweight[c] = dw;
-    dbias[c] = db;
-  });
+  const auto term = [=] __device__(int64_t n, int c, float* v) {
+    const float dy = dout[n * C + c];
+    v[0] = dy * ((inp[n * C + c] - mean[n]) * rstd[n]);
+    v[1] = dy;
+  };
+  detail::column_sums<2>(N, C, term, {{dweight, dbias}}, stream);
 }
 
 }  // namespace zeropp::cuda

@@ -1,8 +1,9 @@
 // RMSNorm on the GPU (kernels/rmsnorm.hpp is the contract), laid out as
 // kernels/cuda/layernorm.cu: one warp per row for the forward and for dinp
 // (warp-reduced sums: within a few ulp of the host's sequential sums, relative
-// 1e-5), one thread per column walking the rows in the host's order for
-// dweight (bit for bit the host's, deterministic without atomics).
+// 1e-5), and dweight by the two-level column sums of column_sum.cuh
+// (deterministic; its tolerance against the host's row order).
+#include "kernels/cuda/column_sum.cuh"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/ops.hpp"
 
@@ -56,11 +57,10 @@ void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const floa
   rmsnorm_backward_dinp_kernel<<<detail::blocks_for_warps(N), detail::kThreads, 0, stream>>>(
       dinp, dout, inp, weight, rstd, N, C);
   ZCHECK_CUDA(cudaGetLastError());
-  detail::for_each_index(C, stream, [=] __device__(int64_t c) {
-    float dw = dweight[c];
-    for (int64_t n = 0; n < N; ++n) dw += dout[n * C + c] * inp[n * C + c] * rstd[n];
-    dweight[c] = dw;
-  });
+  const auto term = [=] __device__(int64_t n, int c, float* v) {
+    v[0] = dout[n * C + c] * inp[n * C + c] * rstd[n];
+  };
+  detail::column_sums<1>(N, C, term, {{dweight}}, stream);
 }
 
 }  // namespace zeropp::cuda

@@ -61,9 +61,9 @@ DeviceRun::DeviceRun(const Config& cfg, const Topology& topo, const MemoryCheck&
   const int count = cuda::device_count(&why);
   auto gpu = std::make_unique<Gpu>();
   try {
-    gpu->info = cuda::select_device(topo.local, topo.X, shared);
+    gpu->info = cuda::select_device(topo.host_local, topo.host_ranks, shared);
   } catch (const cuda::DeviceError& e) {
-    const bool crowded = count > 0 && topo.X > count && !shared;
+    const bool crowded = count > 0 && topo.host_ranks > count && !shared;
     throw Error(kWhat + e.what() +
                 (crowded
                      ? "; or let ranks share a GPU: comm.backend = \"mpi\" with comm.device_staging = true"
@@ -75,9 +75,9 @@ DeviceRun::DeviceRun(const Config& cfg, const Topology& topo, const MemoryCheck&
           device_memory_refusal(memory.split.device, ranks_per_device(memory.ranks_on_node, count),
                                 int64_t(free_bytes), gpu->info.describe()))
     throw Error(*refusal);
-  // A blocking stream: the legacy default stream, which orders the
-  // communicators' copies and events (src/comm/nccl, src/device/cuda_stager),
-  // waits for the kernels queued on it.
+  // The communicators record their events and stage their copies on this
+  // stream (compute_stream()); blocking, so that the synchronous cudaMemcpy of
+  // copy_to_host / copy_to_device also follow its kernels.
   ZCHECK_CUDA(cudaStreamCreate(&gpu->stream));
   gpu->blas = std::make_unique<cuda::Blas>(gpu->stream, cfg.train.tf32);
   gpu->ctx.stream = gpu->stream;

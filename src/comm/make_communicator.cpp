@@ -53,7 +53,7 @@ std::unique_ptr<Communicator> make_communicator(const std::string& requested, co
 #ifdef ZEROPP_HAVE_CUDA
   if (backend == "nccl") {
     try {
-      cuda::select_device(topo.local, topo.X);
+      cuda::select_device(topo.host_local, topo.host_ranks);
     } catch (const cuda::DeviceError& e) {
       throw Error("comm.backend = \"nccl\": " + std::string(e.what()));
     }

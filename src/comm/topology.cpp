@@ -63,6 +63,11 @@ Topology::Topology(int ranks_per_node, MPI_Comm base) {
   world = UniqueComm(w);
   ZCHECK_MPI(MPI_Comm_size(w, &P));
   ZCHECK_MPI(MPI_Comm_rank(w, &rank));
+  MPI_Comm shared = MPI_COMM_NULL;
+  ZCHECK_MPI(MPI_Comm_split_type(w, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared));
+  UniqueComm machine(shared);
+  ZCHECK_MPI(MPI_Comm_size(shared, &host_ranks));
+  ZCHECK_MPI(MPI_Comm_rank(shared, &host_local));
   std::optional<std::string> err;
   if (ranks_per_node > 0) {
     emulated = true;
@@ -74,11 +79,8 @@ Topology::Topology(int ranks_per_node, MPI_Comm base) {
   } else if (ranks_per_node < 0) {
     err = "zero.ranks_per_node = " + std::to_string(ranks_per_node) + " must be 0 (detect) or positive";
   } else {
-    MPI_Comm shared = MPI_COMM_NULL;
-    ZCHECK_MPI(MPI_Comm_split_type(w, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared));
-    UniqueComm owned(shared);
     err = check_detected(w, shared, rank, P);
-    if (!err) ZCHECK_MPI(MPI_Comm_size(shared, &X));
+    if (!err) X = host_ranks;
   }
   agree_on_error(w, err);
   Y = P / X;

@@ -40,6 +40,9 @@ struct Topology {
   int local = 0;            // rank within its node
   int node = 0;             // node index
   bool emulated = false;
+  // This process among those on its machine (MPI_COMM_TYPE_SHARED), also when
+  // nodes are emulated: what picks a GPU, since emulated nodes share devices.
+  int host_local = 0, host_ranks = 1;
 
   UniqueComm world;       // duplicate of MPI_COMM_WORLD
   UniqueComm node_comm;   // the X ranks of this node, ordered by local

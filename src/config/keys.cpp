@@ -129,12 +129,12 @@ std::vector<Key> build_table() {
       "kernel of the attention's batched fp32 GEMMs: auto (oneDNN's matmul where oneDNN has AVX-512 and the "
       "GEMMs run one thread, else the BLAS), blas (one call per product) or onednn",
       {one_of({"auto", "blas", "onednn"})});
-  train.add(
-      "device", &TrainConfig::device,
-      "where the step computes: host (the CPU), or cuda (one GPU per rank, chosen by the rank's index on "
-      "its node; weights, activations, gradients and optimizer states in device memory; a CUDA build; "
-      "comm.backend nccl, or mpi with comm.device_staging = true). zeropp train only",
-      {one_of({"host", "cuda"})});
+  train.add("device", &TrainConfig::device,
+            "where the step computes: host (the CPU), or cuda (one GPU per rank, chosen by the rank's index "
+            "among the processes on its machine, also with emulated nodes; weights, activations, gradients "
+            "and optimizer states in device memory; a CUDA build; "
+            "comm.backend nccl, or mpi with comm.device_staging = true). zeropp train only",
+            {one_of({"host", "cuda"})});
   train.add("tf32", &TrainConfig::tf32,
             "fp32 GEMMs on TF32 tensor cores (10-bit mantissa inputs, fp32 accumulation); cuBLAS only, so "
             "train.device = \"cuda\"");

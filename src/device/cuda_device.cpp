@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <cstdio>
 
 namespace zeropp::cuda {
@@ -22,6 +23,18 @@ std::string explain(cudaError_t e) {
     default:
       return "the CUDA runtime could not enumerate devices (" + cuda_error(e) + ")";
   }
+}
+
+// The stream-ordered pool (cudaMallocAsync: bf16 operand copies, reduction
+// partials, NCCL scratch) returns freed memory to the driver at every
+// synchronisation when its release threshold is 0, the default; each step
+// would then pay for fresh allocations. Keep it all.
+cudaError_t keep_pool_memory(int ordinal) {
+  cudaMemPool_t pool = nullptr;
+  cudaError_t e = cudaDeviceGetDefaultMemPool(&pool, ordinal);
+  uint64_t keep = UINT64_MAX;
+  if (e == cudaSuccess) e = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+  return e;
 }
 
 }  // namespace
@@ -76,6 +89,7 @@ DeviceInfo select_device(int local_rank, int ranks_per_node, bool shared) {
   if (e == cudaSuccess) e = cudaGetDeviceProperties(&prop, d.ordinal);
   if (e == cudaSuccess)
     e = cudaFree(nullptr);  // creates the context now: a broken device fails here, not later
+  if (e == cudaSuccess) e = keep_pool_memory(d.ordinal);
   if (e != cudaSuccess) {
     cudaGetLastError();
     throw DeviceError(who + "cannot use CUDA device " + std::to_string(d.ordinal) + " (" + cuda_error(e) +

@@ -1,7 +1,8 @@
 // Device selection: one GPU per rank, chosen by the rank's index on its node.
 //
 // Needs only the CUDA runtime (no MPI, no Kokkos): the engine calls it with
-// Topology::local and Topology::X, tools/gpu_check with (0, 1).
+// Topology::host_local and Topology::host_ranks (the processes on this
+// machine, whatever nodes zero.ranks_per_node emulates), tools/gpu_check with (0, 1).
 //
 //   device_count(&why)    cudaGetDeviceCount without throwing: the count, or 0
 //                         with `why` set ("no CUDA driver is loaded
@@ -13,7 +14,8 @@
 //                         (NCCL refuses two ranks of one communicator on one GPU)
 //                         unless `shared` (comm.device_staging: several ranks
 //                         per GPU), which gives device x mod count.
-//   select_device         both, then cudaSetDevice; returns what was chosen.
+//   select_device         both, then cudaSetDevice, and the device's stream-ordered
+//                         pool set to keep what it frees; returns what was chosen.
 //                         Every failure is a DeviceError whose message names the
 //                         rank, what was asked and what CUDA answered, and what
 //                         to do (check nvidia-smi, CUDA_VISIBLE_DEVICES, ranks per node).

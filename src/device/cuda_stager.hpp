@@ -1,10 +1,10 @@
 // The CUDA build's Stager (src/comm/stager.hpp) for comm.device_staging:
 // staging memory is pinned host memory (cudaMallocHost: the copies run at the
-// link's rate and MPI may register it), copies are cudaMemcpy with
+// link's rate and MPI may register it), copies are cudaMemcpyAsync with
 // cudaMemcpyDefault (unified addressing tells device from host pointers, so a
-// host buffer works too). cudaMemcpy is ordered after all work enqueued on the
-// legacy default stream and the streams that synchronise with it, so to_host
-// sees the engine's writes and to_device's bytes are in place when it returns.
+// host buffer works too) on the compute stream (kernels/device_context.hpp),
+// then a synchronisation of that stream: to_host sees the engine's writes and
+// to_device's bytes are in place when it returns.
 // It uses the calling thread's current device (the engine selects it; several
 // ranks may share one GPU, which is the point where NCCL refuses). Failures
 // abort with file:line and rank (kernels/cuda/check.hpp).

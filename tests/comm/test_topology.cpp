@@ -1,4 +1,5 @@
-// Topology: emulated layouts, detection on this machine, bad ranks_per_node.
+// Topology: emulated layouts, detection on this machine, the machine's local
+// rank, bad ranks_per_node.
 #include <catch2/catch.hpp>
 
 #include "src/base/errors.hpp"
@@ -53,6 +54,18 @@ TEST_CASE("detected topology: one machine is one node", "[comm]") {
   CHECK(t.X == t.P);
   CHECK(t.Y == 1);
   CHECK(t.describe() == "P=" + std::to_string(t.P) + " X=" + std::to_string(t.P) + " Y=1");
+}
+
+// Emulated nodes share this machine's GPUs: the device is picked by the rank
+// among the processes here, which differs on every rank, while `local` repeats.
+TEST_CASE("host_local: the rank among this machine's processes, emulated nodes or not", "[comm]") {
+  const int P = comm_size(MPI_COMM_WORLD), rank = comm_rank(MPI_COMM_WORLD);
+  for (int X : {0, 1, 2}) {
+    if (X > 0 && P % X != 0) continue;
+    Topology t(X);
+    CHECK(t.host_ranks == P);
+    CHECK(t.host_local == rank);
+  }
 }
 
 TEST_CASE("ranks_per_node that does not divide P fails on every rank", "[comm]") {

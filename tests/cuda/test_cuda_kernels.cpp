@@ -60,17 +60,21 @@ void for_each_shape(unsigned seed, F f) {
 
 constexpr Tolerance kExpf{1e-5, 4e-6};     // expf/tanh against glibc's: an ulp or two
 constexpr Tolerance kRowSums{1e-5, 1e-5};  // warp-ordered row sums against sequential ones
+// Two-level column sums of `rows` terms about 1 in size against the host's row order (column_sum.cuh).
+constexpr Tolerance kColumnSums(int rows) { return Tolerance{1e-5, 1e-6 * rows}; }
 
 }  // namespace
 
 TEST_CASE("CUDA encoder against the host's", "[cuda-kernels]") {
   for_each_shape(1, [](const Shape& s, std::mt19937& rng) {
     const int64_t BT = int64_t(s.B) * s.Tn;
-    const auto tokens = random_tokens(BT, s.V, rng);
+    // Without positions, three token ids only: long runs of rows onto one dwte row.
+    const auto many = random_tokens(BT, s.V, rng), few = random_tokens(BT, 3, rng);
     const auto wte = random_floats(size_t(s.V) * s.C, rng), wpe = random_floats(size_t(s.Tn) * s.C, rng);
     const auto dout = random_floats(BT * s.C, rng);
     const auto dwte0 = random_floats(wte.size(), rng), dwpe0 = random_floats(wpe.size(), rng);
     for (const bool positions : {true, false}) {
+      const auto& tokens = positions ? many : few;
       std::vector<float> out(BT * s.C), dwte = dwte0, dwpe = positions ? dwpe0 : std::vector<float>{};
       const std::vector<float> no_wpe;
       zeropp::encoder_forward<float>(view(out), cview(tokens), cview(wte), cview(positions ? wpe : no_wpe),
@@ -112,8 +116,14 @@ TEST_CASE("CUDA LayerNorm against the host's", "[cuda-kernels]") {
     zc::layernorm_backward(d_dinp.get(), d_dw.get(), d_db.get(), d_dout.get(), d_inp.get(), d_w.get(),
                            h_mean.get(), h_rstd.get(), N, C);
     REQUIRE_AGREES("dinp", d_dinp.host(), dinp, kRowSums);
-    REQUIRE_AGREES("dweight", d_dw.host(), dw, kBitExact);
-    REQUIRE_AGREES("dbias", d_db.host(), db, kBitExact);
+    REQUIRE_AGREES("dweight", d_dw.host(), dw, kColumnSums(N));
+    REQUIRE_AGREES("dbias", d_db.host(), db, kColumnSums(N));
+    // The column sums' order is fixed by N and C: a second run gives the same bits.
+    DeviceCopy<float> d_dinp2(dinp0), d_dw2(dw0), d_db2(db0);
+    zc::layernorm_backward(d_dinp2.get(), d_dw2.get(), d_db2.get(), d_dout.get(), d_inp.get(), d_w.get(),
+                           h_mean.get(), h_rstd.get(), N, C);
+    REQUIRE_AGREES("dweight, again", d_dw2.host(), d_dw.host(), kBitExact);
+    REQUIRE_AGREES("dbias, again", d_db2.host(), d_db.host(), kBitExact);
   });
 }
 
@@ -267,7 +277,7 @@ TEST_CASE("CUDA RMSNorm and RoPE against the host's", "[cuda-kernels]") {
     REQUIRE_AGREES("rmsnorm out", d_out.host(), out, kRowSums);
     REQUIRE_AGREES("rmsnorm rstd", d_rstd.host(), rstd, kRowSums);
     REQUIRE_AGREES("rmsnorm dinp", d_dinp.host(), dinp, kRowSums);
-    REQUIRE_AGREES("rmsnorm dweight", d_dw.host(), dw, kBitExact);
+    REQUIRE_AGREES("rmsnorm dweight", d_dw.host(), dw, kColumnSums(N));
 
     // RoPE on [B, Tn, 3C]: theta reaches Tn radians (rope.cu's tolerance).
     const auto qkv = random_floats(size_t(N) * 3 * C, rng), dqkv_out = random_floats(qkv.size(), rng);
@@ -405,7 +415,7 @@ TEST_CASE("CUDA matmul forward and backward against the host's", "[cuda-kernels]
           REQUIRE_AGREES("out", d_out.host(), out, gemm_tol(C));
           REQUIRE_AGREES("dinp", d_dinp.host(), dinp, gemm_tol(OC));
           REQUIRE_AGREES("dweight", d_dw.host(), dw, gemm_tol(N));
-          if (with_bias) REQUIRE_AGREES("dbias", d_db.host(), db, kBitExact);
+          if (with_bias) REQUIRE_AGREES("dbias", d_db.host(), db, kColumnSums(N));
         }
   });
 }

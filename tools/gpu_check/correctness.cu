@@ -388,8 +388,8 @@ void check_gemm(std::mt19937& rng) {
               const double tol = eps * std::fabs(ref[at]) + K * 1.2e-7 * bound[at] + 1e-30;
               if (!(err <= tol)) {
                 char buf[200];
-                std::snprintf(buf, sizeof buf, "%s C[%d,%d] = %.7g, host %.7g (tolerance %.3g)", bi, i, j,
-                              got[bi * sc + at], ref[at], tol);
+                std::snprintf(buf, sizeof buf, "batch %d C[%d,%d] = %.7g, host %.7g (tolerance %.3g)", bi, i,
+                              j, got[bi * sc + at], ref[at], tol);
                 what = buf;
                 break;
               }
@@ -444,7 +444,14 @@ void check_nccl() {
     CKN(ncclGroupEnd());
   });
 #if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= 22800
-  run("ncclAlltoAll", [&] { CKN(ncclAlltoAll(a.p, b.p, n, ncclFloat, comm, comm_stream)); });
+  // Built against 2.28 or later, but the library loaded here may be older and
+  // binds ncclAlltoAll only when called: ask it first.
+  int loaded = 0;
+  CKN(ncclGetVersion(&loaded));
+  if (loaded >= 22800)
+    run("ncclAlltoAll", [&] { CKN(ncclAlltoAll(a.p, b.p, n, ncclFloat, comm, comm_stream)); });
+  else
+    std::printf("gpu-check: NOT RUN: ncclAlltoAll (NCCL >= 2.28; the loaded NCCL is %d)\n", loaded);
 #endif
   run("broadcast", [&] { CKN(ncclBroadcast(a.p, b.p, n, ncclFloat, 0, comm, comm_stream)); });
   CK(cudaEventDestroy(ready));

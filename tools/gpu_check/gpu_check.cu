@@ -12,12 +12,16 @@
 //     dedicated stream ordered by events;
 //  4. throughput: quantize, dequantize, qgZ reorder+quantize and the fused
 //     reductions in GB/s against a device-to-device copy in the same run
-//     (goal >= 0.8 of it), cuBLAS bf16 and fp32 TFLOP/s.
+//     (goal >= 0.8 of it), on inputs several times the L2 cache; cuBLAS bf16
+//     and fp32 TFLOP/s.
 // Prints one summary table. Exit status: 0 all checks passed, 1 a mismatch,
 // 2 no usable GPU (with the reason), 3 a CUDA/cuBLAS/NCCL call failed.
+// --versions prints the loaded driver, runtime, NCCL and cuBLAS versions
+// (no device needed) and exits 0.
 //
 // Sections 1 to 3 are in correctness.cu, section 4, the results table and
 // main here; gpu_check.cuh holds what they share.
+#include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -153,6 +157,34 @@ void run_perf(int64_t n, int reps) {
                          [&] { zc::dequant_sum_int4(q4.p, s.p, k, y.p, m, block); }));
 }
 
+// A deck's forward GEMMs in bf16 (rows = B*T, width C, the MLP's 4C, V = 50304):
+// qkv, attention projection, MLP up and down, the tied head. The rate the
+// device-resident training of that deck is compared with (goal >= 0.5 of it).
+void deck_gemm_perf(zc::Blas& blas, const char* deck, int rows, int C, int reps) {
+  struct Shape {
+    int n, k;
+  };
+  const Shape shapes[] = {{3 * C, C}, {C, C}, {4 * C, C}, {C, 4 * C}, {50304, C}};
+  size_t most = 0;
+  double flops = 0;
+  for (const Shape& s : shapes) {
+    most = std::max(most, size_t(s.n) * s.k);
+    flops += 2.0 * rows * s.n * s.k;
+  }
+  Dev<__nv_bfloat16> X(size_t(rows) * 4 * C), W(most), Y(size_t(rows) * 50304);
+  fill_bf16_kernel<<<1024, 256>>>(X.p, X.n, 3);
+  fill_bf16_kernel<<<1024, 256>>>(W.p, W.n, 4);
+  CK(cudaGetLastError());
+  Perf p = time_it(std::string("cuBLAS bf16 ") + deck + " forward GEMMs (" + std::to_string(rows) + " rows)",
+                   0, reps, [&] {
+                     for (const Shape& s : shapes)
+                       zc::gemm(blas, zeropp::Trans::N, zeropp::Trans::T, rows, s.n, s.k, 1.0f, X.p, s.k, W.p,
+                                s.k, 0.0f, Y.p, s.n);
+                   });
+  p.flops = flops;
+  perf.push_back(p);
+}
+
 void run_gemm_perf(int reps) {
   zc::Blas blas;
   const int n = 8192;
@@ -180,76 +212,51 @@ void run_gemm_perf(int reps) {
     p.flops = 2.0 * double(m) * m * m;
     perf.push_back(p);
   }
-  {
-    // inputs/small.toml's forward GEMMs in bf16 (B*T = 1024 rows, C = 384, V =
-    // 50304): qkv, attention projection, MLP up and down, the tied head. The
-    // rate a device-resident run of that deck is compared with.
-    struct Shape {
-      int n, k;
-    };
-    const int rows = 1024;
-    const Shape shapes[] = {{1152, 384}, {384, 384}, {1536, 384}, {384, 1536}, {50304, 384}};
-    size_t most = 0;
-    double flops = 0;
-    for (const Shape& s : shapes) {
-      most = std::max(most, size_t(s.n) * s.k);
-      flops += 2.0 * rows * s.n * s.k;
-    }
-    Dev<__nv_bfloat16> X(size_t(rows) * 1536), W(most), Y(size_t(rows) * 50304);
-    fill_bf16_kernel<<<1024, 256>>>(X.p, X.n, 3);
-    fill_bf16_kernel<<<1024, 256>>>(W.p, W.n, 4);
-    CK(cudaGetLastError());
-    Perf p = time_it("cuBLAS bf16 small.toml forward GEMMs (1024 rows)", 0, reps, [&] {
-      for (const Shape& s : shapes)
-        zc::gemm(blas, zeropp::Trans::N, zeropp::Trans::T, rows, s.n, s.k, 1.0f, X.p, s.k, W.p, s.k, 0.0f,
-                 Y.p, s.n);
-    });
-    p.flops = flops;
-    perf.push_back(p);
-  }
+  deck_gemm_perf(blas, "small.toml", 4 * 256, 384, reps);
+  deck_gemm_perf(blas, "gpt2-124m.toml", 4 * 1024, 768, reps);
 }
 
-}  // namespace
+// The driver's, runtime's, NCCL's and cuBLAS's versions as loaded here (and
+// what this was built against): the first thing to compare when a call fails.
+// Needs no device; a query that fails says so.
+std::string versions() {
+  int drv = 0, rt = 0, nccl = 0, cb[3] = {0, 0, 0};
+  const bool drv_ok = cudaDriverGetVersion(&drv) == cudaSuccess,
+             rt_ok = cudaRuntimeGetVersion(&rt) == cudaSuccess;
+  const bool nccl_ok = ncclGetVersion(&nccl) == ncclSuccess;
+  bool cb_ok = true;
+  for (int i = 0; i < 3; ++i)
+    cb_ok =
+        cb_ok && cublasGetProperty(libraryPropertyType(MAJOR_VERSION + i), &cb[i]) == CUBLAS_STATUS_SUCCESS;
+  auto num = [](bool ok, int v) { return ok ? std::to_string(v) : std::string("unknown"); };
+  return "CUDA driver " + (drv_ok && drv == 0 ? std::string("none (no driver loaded)") : num(drv_ok, drv)) +
+         ", runtime " + num(rt_ok, rt) + ", NCCL " + num(nccl_ok, nccl) + ", cuBLAS " +
+         (cb_ok ? std::to_string(cb[0]) + "." + std::to_string(cb[1]) + "." + std::to_string(cb[2])
+                : "unknown") +
+         " (built with CUDA " + std::to_string(CUDART_VERSION) + ", NCCL " +
+         std::to_string(NCCL_VERSION_CODE) + ", " + zc::gemm_backend_name() + ")";
+}
 
-int main(int argc, char** argv) {
-  bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--quick") {
-      quick = true;
-    } else {
-      std::fprintf(stderr, "usage: gpu_check [--quick]\n");
-      return 2;
-    }
-  }
-  std::string why;
-  if (zc::device_count(&why) == 0) {
-    std::fprintf(stderr, "gpu-check: no usable GPU: %s\n", why.c_str());
-    return 2;
-  }
-  zc::DeviceInfo dev;
-  try {
-    dev = zc::select_device(0, 1);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpu-check: %s\n", e.what());
-    return 2;
-  }
-  int rt = 0, drv = 0, nccl = 0;
-  cudaRuntimeGetVersion(&rt);
-  cudaDriverGetVersion(&drv);
-  ncclGetVersion(&nccl);
-  std::printf("gpu-check: %s; CUDA runtime %d, driver %d, NCCL %d, %s\n", dev.describe().c_str(), rt, drv,
-              nccl, zc::gemm_backend_name().c_str());
+// Elements of the throughput inputs: a power of two whose smallest input (the
+// int4 payload, n/2 bytes) is at least `times` the L2 cache, so that the
+// kernels are timed against HBM, not L2 (H200: 50 MiB of L2).
+int64_t perf_elements(int times) {
+  int dev = 0, l2 = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  int64_t n = int64_t(1) << 24;
+  while (n / 2 < int64_t(times) * l2) n *= 2;
+  return n;
+}
 
-  try {
-    gpu_check::run_correctness_checks();
-    run_perf(quick ? (int64_t(1) << 24) : (int64_t(1) << 26), quick ? 5 : 20);
-    run_gemm_perf(quick ? 3 : 10);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpu-check: %s\n", e.what());
-    return 3;
-  }
+int log2_of(int64_t n) {
+  int e = 0;
+  while ((int64_t(1) << e) < n) ++e;
+  return e;
+}
 
+// The results and throughput tables; the exit status.
+int print_tables(int64_t n) {
   int failed = 0;
   std::printf("\n| check | cases | result | first mismatch |\n|---|---|---|---|\n");
   for (const auto& c : checks) {
@@ -259,9 +266,9 @@ int main(int argc, char** argv) {
   }
   const double copy = perf.front().bytes / perf.front().best_s;
   std::printf(
-      "\n| kernel (n = %s floats, block 256) | MB per call | best GB/s | median GB/s | best / copy |\n"
+      "\n| kernel (n = 2^%d floats, block 256) | MB per call | best GB/s | median GB/s | best / copy |\n"
       "|---|---|---|---|---|\n",
-      quick ? "2^24" : "2^26");
+      log2_of(n));
   for (const auto& p : perf) {
     if (p.flops > 0) continue;
     const double r = p.bytes / p.best_s / copy;
@@ -277,4 +284,46 @@ int main(int argc, char** argv) {
   std::printf("\ngpu-check: %s (%d failed check%s)\n", failed ? "FAILED" : "all checks passed", failed,
               failed == 1 ? "" : "s");
   return failed ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--quick") {
+      quick = true;
+    } else if (a == "--versions") {
+      std::printf("gpu-check: versions: %s\n", versions().c_str());
+      return 0;
+    } else {
+      std::fprintf(stderr, "usage: gpu_check [--quick | --versions]\n");
+      return 2;
+    }
+  }
+  std::string why;
+  if (zc::device_count(&why) == 0) {
+    std::fprintf(stderr, "gpu-check: no usable GPU: %s\n", why.c_str());
+    return 2;
+  }
+  zc::DeviceInfo dev;
+  try {
+    dev = zc::select_device(0, 1);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpu-check: %s\n", e.what());
+    return 2;
+  }
+  std::printf("gpu-check: %s; %s\n", dev.describe().c_str(), versions().c_str());
+  int64_t n = 0;
+  try {
+    gpu_check::run_correctness_checks();
+    n = perf_elements(quick ? 2 : 4);
+    run_perf(n, quick ? 5 : 20);
+    run_gemm_perf(quick ? 3 : 10);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpu-check: %s\n", e.what());
+    return 3;
+  }
+  return print_tables(n);
 }

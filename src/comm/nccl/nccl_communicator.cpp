@@ -4,6 +4,7 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/comm_kernels.cuh"
+#include "kernels/device_context.hpp"
 #include "src/base/errors.hpp"
 
 #define ZCHECK_NCCL(call)                                                                     \
@@ -79,10 +80,10 @@ NcclCommunicator::~NcclCommunicator() {
   if (stream_) cudaStreamDestroy(stream_);
 }
 
-// The communication stream waits for the inputs' producers (the default stream);
+// The communication stream waits for the inputs' producers (the compute stream);
 // returns the inter-node bytes counted so far, for the emulated link.
 int64_t NcclCommunicator::begin(Kind kind, Purpose purpose) {
-  ZCHECK_CUDA(cudaEventRecord(ready_, nullptr));
+  ZCHECK_CUDA(cudaEventRecord(ready_, compute_stream()));
   ZCHECK_CUDA(cudaStreamWaitEvent(stream_, ready_, 0));
   return counters().at(kind, purpose).inter;
 }
