@@ -29,7 +29,7 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))  # also through bin/zeropp-plot, a link
 import metrics_table  # noqa: E402  (scaling/metrics_table.py: the metrics.h5 reader)
 
 import matplotlib  # noqa: E402
