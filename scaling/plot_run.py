@@ -60,9 +60,9 @@ def read_run(path):
                 rows = f["steps"][:]
                 val = f["validation"][:] if "validation" in f else None
             break
-        except (OSError, KeyError):
+        except (OSError, KeyError) as e:
             if attempt == 9:
-                raise
+                die(f"{path}: cannot read: {e}")
             time.sleep(0.3)
     rows = rows[rows["step"] >= 0]
     if val is not None:

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """scaling/plot_run.py on synthetic metrics.h5 files (io/metrics.hpp's layout,
 written with h5py): the PNG's size, every panel's series present as pixels of
-its colour inside the panel (legends masked out), the overlay of two runs, the
-CSV's columns and rows, and one clear line for a file that is not a metrics file.
+its colour inside the panel (legends masked out), the overlay of two runs, a
+file a writer holds open, the CSV's columns and rows, and one clear line for a
+file that is not a metrics file.
 Prints "plot_run smoke test: OK" when every check passes."""
 import csv
 import json
@@ -112,6 +113,12 @@ def checks(work):
     p = run("--overlay", "-o", over, "--report", rep, a, b)
     check(p.returncode == 0, f"overlay exits 0 ({p.stderr.strip()})")
     check_figure(over, json.load(open(rep))[over], {k: 2 * v for k, v in one.items()})
+
+    # A writer holding the file open (and HDF5's lock on it) must not stop a reader.
+    with h5py.File(os.path.join(b, "metrics.h5"), "a"):
+        p = run(b, "-o", os.path.join(work, "live.png"))
+    check(p.returncode == 0 and os.path.getsize(os.path.join(work, "live.png")) > 0,
+          f"plot of a file a writer holds open ({p.stderr.strip()[-200:]})")
 
     out = os.path.join(work, "a.csv")
     p = run("--csv", "-o", out, a)
