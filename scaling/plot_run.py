@@ -165,8 +165,8 @@ def main():
     args = ap.parse_args()
     runs = []
     for arg in args.runs:
-        if not os.path.exists(arg):
-            die(f"{arg}: no such run folder or file")
+        if not os.path.isfile(os.path.join(arg, "metrics.h5") if os.path.isdir(arg) else arg):
+            die(f"{arg}: no metrics.h5 there")
         path, label = metrics_table.resolve(arg)
         runs.append((path, label))
     if args.output and len(runs) > 1 and not args.overlay:

@@ -140,6 +140,11 @@ def checks(work):
     lines = p.stderr.strip().splitlines()
     check(p.returncode != 0 and len(lines) == 1 and "bogus.h5" in lines[0] and "format" in lines[0],
           f"not a metrics file: one line naming it ({p.stderr.strip()})")
+    empty = os.path.join(work, "empty")
+    os.mkdir(empty)
+    p = run(empty)
+    check(p.returncode != 0 and p.stderr.strip() == f"plot_run: {empty}: no metrics.h5 there",
+          f"a folder without metrics.h5: one line ({p.stderr.strip()})")
 
 
 if __name__ == "__main__":
