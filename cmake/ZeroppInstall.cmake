@@ -1,7 +1,7 @@
 # `cmake --install build --prefix P`:
 #   P/bin/zeropp, P/bin/zeropp-plot (-> share/zeropp/scaling/plot_run.py)
 #   P/lib/libzeropp_yield.so, libzeropp_sgemm_timer.so (LD_PRELOAD libraries)
-#   P/share/zeropp/{inputs,jobs,scaling,scripts,tools/profile}, P/share/doc/zeropp (README, docs/)
+#   P/share/zeropp/{inputs,jobs,scaling,scripts,tools/profile,modules}, P/share/doc/zeropp/{README.md,docs}
 # Job scripts find the binary on PATH and the decks under ../share/zeropp next
 # to it (jobs/README.md), so a prefix can be copied or moved as a whole.
 include(GNUInstallDirs)
@@ -23,7 +23,7 @@ install(PROGRAMS scaling/analyze.py scaling/metrics_table.py scaling/plot_run.py
 install(PROGRAMS scripts/prepare-corpus scripts/openblas-coretype DESTINATION ${zeropp_share}/scripts)
 install(PROGRAMS tools/profile/step_breakdown.py DESTINATION ${zeropp_share}/tools/profile)
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
-install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY docs DESTINATION ${CMAKE_INSTALL_DOCDIR})  # docs/ kept: the README links into it
 install(CODE "file(CREATE_LINK ../${zeropp_share}/scaling/plot_run.py
                    \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/zeropp-plot\" SYMBOLIC)")
 # Module files (packaging/modules/*.in) naming the prefix given at install time.

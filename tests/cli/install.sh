@@ -24,7 +24,7 @@ cp -a "$work/first" "$work/p" && rm -rf "$work/first"
 p=$work/p
 for f in bin/zeropp bin/zeropp-plot lib/libzeropp_yield.so share/zeropp/inputs/tiny.toml \
   share/zeropp/jobs/slurm/train.sbatch share/zeropp/jobs/pbs/train.pbs share/zeropp/scaling/plot_run.py \
-  share/zeropp/scripts/prepare-corpus share/doc/zeropp/README.md share/doc/zeropp/cluster-guide.md; do
+  share/zeropp/scripts/prepare-corpus share/doc/zeropp/README.md share/doc/zeropp/docs/cluster-guide.md; do
   [[ -e $p/$f ]] && ok "installed $f" || bad "installed $f"
 done
 
