@@ -80,7 +80,10 @@ grep -qF "$p/bin/zeropp train $p/share/zeropp/inputs/tiny.toml" job.log && grep 
   bad "installed train.sbatch (status $rc)"
 }
 
-"$p/bin/zeropp-plot" run > plot.log 2>&1 && [[ -s run/plot.png ]] && ok "bin/zeropp-plot draws the run" || {
+# Seven series: the training loss twice and one per other panel (no validation: --data.val=).
+"$p/bin/zeropp-plot" run --report plot.json > plot.log 2>&1 && [[ -s run/plot.png ]] &&
+  /usr/bin/python3 -c 'import json, sys; r = json.load(open("plot.json"))["run/plot.png"]
+sys.exit(sum(len(v["series"]) for v in r.values()) != 7)' && ok "bin/zeropp-plot draws the run's 7 series" || {
   cat plot.log
   bad "bin/zeropp-plot"
 }
