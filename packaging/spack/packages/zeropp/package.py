@@ -1,7 +1,8 @@
-# Spack recipe for zeropp. Use it from a checkout as a package repository:
+# Spack recipe for zeropp. Use it from a checkout as a package repository and
+# build that checkout (no download; `git` below is where `spack install` fetches):
 #   spack repo add packaging/spack
-#   spack install zeropp                      # CPU: MPI, parallel HDF5, OpenBLAS, oneDNN
-#   spack install zeropp +cuda cuda_arch=90   # and the CUDA path (cuBLAS, NCCL)
+#   spack dev-build zeropp@main                      # CPU: MPI, parallel HDF5, OpenBLAS, oneDNN
+#   spack dev-build zeropp@main +cuda cuda_arch=90   # and the CUDA path (cuBLAS, NCCL)
 # Its dependency list is checked against CMake's find_package calls by
 # tests/packaging/lint_spack.py (ctest: packaging_spack_lint).
 from spack.package import *
