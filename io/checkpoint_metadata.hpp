@@ -10,7 +10,8 @@
 namespace zeropp::ckpt {
 
 std::string pack_scan(const Scan& s);
-Scan unpack_scan(const std::string& bytes);
+// Bytes that pack_scan did not write are an Error naming `where`.
+Scan unpack_scan(const std::string& bytes, const std::string& where);
 
 // Broadcasts a string from rank 0 (collective).
 void bcast_string(MPI_Comm comm, std::string& s);
