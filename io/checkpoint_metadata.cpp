@@ -138,6 +138,8 @@ std::string pack_scan(const Scan& s) {
     p.i64s(d.report.shape);
     p.str(d.report.dtype);
     p.u64(d.report.stored_checksum);
+    p.u64(d.report.computed_checksum);
+    p.u64(d.report.checksum_ok);
     p.str(d.report.problem);
     p.u64(d.has_checksum);
   }
@@ -173,6 +175,8 @@ Scan unpack_scan(const std::string& b, const std::string& where) {
     d.report.shape = u.vec<int64_t>();
     d.report.dtype = u.str();
     d.report.stored_checksum = u.u64();
+    d.report.computed_checksum = u.u64();
+    d.report.checksum_ok = u.flag("checksum_ok");
     d.report.problem = u.str();
     d.has_checksum = u.flag("has_checksum");
     s.datasets.push_back(std::move(d));

@@ -1,4 +1,5 @@
-// What rank 0 found in a checkpoint file, as bytes for the other ranks.
+// What a scan found in a checkpoint file, as bytes: from the scanning child to
+// its parent (io/checkpoint_isolated.hpp), and from rank 0 to the other ranks.
 #pragma once
 
 #include <mpi.h>
