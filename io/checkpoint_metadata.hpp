@@ -1,4 +1,5 @@
-// What rank 0 found in a checkpoint file, as bytes for the other ranks.
+// What a scan found in a checkpoint file, as bytes: from the scanning child to
+// its parent (io/checkpoint_isolated.hpp), and from rank 0 to the other ranks.
 #pragma once
 
 #include <mpi.h>
@@ -10,7 +11,8 @@
 namespace zeropp::ckpt {
 
 std::string pack_scan(const Scan& s);
-Scan unpack_scan(const std::string& bytes);
+// Bytes that pack_scan did not write are an Error naming `where`.
+Scan unpack_scan(const std::string& bytes, const std::string& where);
 
 // Broadcasts a string from rank 0 (collective).
 void bcast_string(MPI_Comm comm, std::string& s);

@@ -7,6 +7,7 @@
 
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_checksum.hpp"
+#include "io/checkpoint_isolated.hpp"
 #include "io/checkpoint_metadata.hpp"
 #include "io/checkpoint_scan.hpp"
 #include "io/checkpoint_shards.hpp"
@@ -28,20 +29,22 @@ CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const Sha
   agree_on_error(comm, check_groups(groups, where));
   check_same_on_all_ranks(comm, groups, where);
 
-  // 1. Rank 0 checks the file alone (no collective HDF5 call sees a bad file)
-  //    and broadcasts what it found.
+  // 1. Rank 0 checks the file alone, in a child process (no collective HDF5 call
+  //    sees a bad file, and a crash inside HDF5 is an error) and broadcasts what it found.
   std::optional<std::string> err;
   std::string packed;
   if (rank == 0) {
     try {
-      packed = pack_scan(scan_file(path, false));
+      IsolatedScan r = scan_file_isolated(path, false);
+      if (!r.error.empty()) err = std::move(r.error);
+      packed = std::move(r.packed);
     } catch (const Error& e) {
       err = e.what();
     }
   }
   agree_on_error(comm, err);
   bcast_string(comm, packed);
-  const Scan scan = unpack_scan(packed);
+  const Scan scan = unpack_scan(packed, where);
   timer.mark("scan");
 
   // 2. Every expected dataset, with its shape, dtype and a checksum attribute.

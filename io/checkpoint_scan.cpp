@@ -3,11 +3,13 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <optional>
 
 #include "io/checkpoint_checksum.hpp"
+#include "io/checkpoint_isolated.hpp"
 #include "io/checkpoint_shards.hpp"
 #include "io/h5_util.hpp"
 #include "src/base/errors.hpp"
@@ -122,9 +124,16 @@ Scan scan_file(const std::string& path, bool checksum_all) {
   m.deck_toml = need_str(f, "deck_toml", "/");
   m.zero_toml = need_str(f, "zero_toml", "/");
   m.code_version = need_str(f, "code_version", "/");
-  m.world_size = int(need_i64(f, "world_size", "/"));
-  m.ranks_per_node = int(need_i64(f, "ranks_per_node", "/"));
-  m.nodes = int(need_i64(f, "nodes", "/"));
+  // Rank counts: a damaged value must not wrap into a plausible one.
+  auto need_count = [&](const char* name) {
+    const int64_t v = need_i64(f, name, "/");
+    if (v < 1 || v > INT_MAX)
+      throw Error(where + ": attribute '" + name + "' of / is " + std::to_string(v) + ", not a positive int");
+    return int(v);
+  };
+  m.world_size = need_count("world_size");
+  m.ranks_per_node = need_count("ranks_per_node");
+  m.nodes = need_count("nodes");
 
   if (H5Lexists(f, "state", H5P_DEFAULT) <= 0) throw Error(where + ": group /state missing");
   H5Id state(H5Gopen2(f, "state", H5P_DEFAULT), H5Gclose);
@@ -211,7 +220,7 @@ using namespace ckpt;
 
 CheckpointReport inspect_checkpoint(const std::string& path) {
   QuietHdf5 quiet;
-  Scan scan = scan_file(path, true);
+  Scan scan = scan_file_in_child(path, true);
   CheckpointReport r;
   r.meta = std::move(scan.meta);
   r.format_version = scan.format_version;

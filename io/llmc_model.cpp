@@ -12,17 +12,28 @@ namespace zeropp {
 namespace {
 
 constexpr int kHeaderInts = 256;
-constexpr int32_t kMaxDim = int32_t(1) << 24;  // beyond any GPT-2; keeps every product in int64
+constexpr int32_t kMaxDim = int32_t(1) << 24;  // beyond any GPT-2
+// More values than any file holds; products are checked against it before they can overflow.
+constexpr int64_t kMaxElements = int64_t(1) << 50;
 
+// The elements of a shape, or -1 beyond kMaxElements.
 int64_t numel_of(const std::vector<int64_t>& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    if (d != 0 && n > kMaxElements / d) return -1;
+    n *= d;
+  }
   return n;
 }
 
+// The elements of all arrays, or -1 beyond kMaxElements.
 int64_t total_elements(const LlmcHeader& h) {
   int64_t n = 0;
-  for (const LlmcArray& a : llmc_array_shapes(h)) n += numel_of(a.shape);
+  for (const LlmcArray& a : llmc_array_shapes(h)) {
+    const int64_t k = numel_of(a.shape);
+    if (k < 0 || n > kMaxElements - k) return -1;
+    n += k;
+  }
   return n;
 }
 
@@ -54,6 +65,9 @@ void check_llmc_header(const LlmcHeader& h, const std::string& where) {
   if (h.n_embd % h.n_head != 0)
     throw Error(where + ": header C = " + std::to_string(h.n_embd) +
                 " is not a multiple of NH = " + std::to_string(h.n_head));
+  if (total_elements(h) < 0)
+    throw Error(where + ": the header's shapes hold more than 2^50 values (L = " + std::to_string(h.n_layer) +
+                ", C = " + std::to_string(h.n_embd) + ")");
 }
 
 LlmcModel read_llmc_model(const std::string& path) {

@@ -168,8 +168,9 @@ H5Handle rlhf_type(bool file) {
                                                    {"train_s", HOFFSET(RlhfRow, train_s)},
                                                    {"other_s", HOFFSET(RlhfRow, other_s)},
                                                    {"samples_per_s", HOFFSET(RlhfRow, samples_per_s)}};
-  for (const auto& [name, at] : values)
-    ZCHECK_H5(H5Tinsert(t, name, at, file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE));
+  for (const auto& v :
+       values)  // not a structured binding: clang 14's lambdas in ZCHECK_H5 cannot capture one
+    ZCHECK_H5(H5Tinsert(t, v.first, v.second, file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE));
   return t;
 }
 

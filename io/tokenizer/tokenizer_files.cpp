@@ -38,21 +38,30 @@ json parse_json(const std::string& path) {
   }
 }
 
+// A token's text for a message: in JSON's quotes and escapes (one line; bytes
+// that are not UTF-8 shown as U+FFFD).
+std::string json_quoted(const std::string& text) {
+  return json(text).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 // Builds the token table from (text -> id) entries: ids 0 .. N-1 once each,
-// text in GPT-2's byte alphabet. `where` names the file (and key) in errors.
+// text in GPT-2's byte alphabet. `where` names the file (and key) in errors;
+// `entries` is how many there are, so no id at or above it can be dense.
 class TokenTable {
  public:
-  explicit TokenTable(std::string where) : where_(std::move(where)) {}
+  TokenTable(std::string where, std::size_t entries) : where_(std::move(where)), entries_(entries) {}
 
   void add(const std::string& text, const json& id) {
     if (!id.is_number_unsigned())
-      fail(where_, "token \"" + text + "\" has id " + id.dump() + ", not an unsigned integer");
+      fail(where_, "token " + json_quoted(text) + " has id " + id.dump() + ", not an unsigned integer");
     const auto i = id.get<uint64_t>();
-    if (i >= (uint64_t(1) << 31))
-      fail(where_, "token \"" + text + "\" has id " + std::to_string(i) + ", too large");
+    if (i >= entries_)
+      fail(where_, "token " + json_quoted(text) + " has id " + std::to_string(i) + "; " +
+                       std::to_string(entries_) + " tokens must have ids 0 .. " +
+                       std::to_string(entries_ - 1));
     std::string bytes;
     if (!vocab_text_to_bytes(text, bytes))
-      fail(where_, "token \"" + text + "\" is not written in GPT-2's byte alphabet");
+      fail(where_, "token " + json_quoted(text) + " is not written in GPT-2's byte alphabet");
     if (i >= tokens_.size()) tokens_.resize(i + 1), set_.resize(i + 1);
     if (set_[i] && tokens_[i] != bytes) fail(where_, "id " + std::to_string(i) + " is used twice");
     set_[i] = true;
@@ -65,7 +74,7 @@ class TokenTable {
     for (std::size_t i = 0; i < tokens_.size(); ++i) {
       if (!set_[i]) fail(where_, "no token has id " + std::to_string(i) + " (ids must be 0 .. N-1)");
       if (!id_of_.emplace(tokens_[i], uint32_t(i)).second)
-        fail(where_, "token \"" + bytes_to_vocab_text(tokens_[i]) + "\" appears twice");
+        fail(where_, "token " + json_quoted(bytes_to_vocab_text(tokens_[i])) + " appears twice");
     }
     for (unsigned b = 0; b < 256; ++b)
       if (!id_of_.count(std::string(1, char(b))))
@@ -83,9 +92,9 @@ class TokenTable {
     const auto id = [&](const std::string& text) {
       std::string bytes;
       if (!vocab_text_to_bytes(text, bytes))
-        fail(where, "\"" + text + "\" is not written in GPT-2's byte alphabet");
+        fail(where, json_quoted(text) + " is not written in GPT-2's byte alphabet");
       const auto it = id_of_.find(bytes);
-      if (it == id_of_.end()) fail(where, "\"" + text + "\" is not in the vocabulary " + where_);
+      if (it == id_of_.end()) fail(where, json_quoted(text) + " is not in the vocabulary " + where_);
       return it->second;
     };
     return {id(left), id(right), id(left + right)};
@@ -93,6 +102,7 @@ class TokenTable {
 
  private:
   std::string where_;
+  std::size_t entries_;
   std::vector<std::string> tokens_;
   std::vector<bool> set_;
   std::unordered_map<std::string, uint32_t> id_of_;
@@ -123,7 +133,7 @@ void add_merge(BpeVocab& v, std::unordered_map<uint64_t, std::size_t>& seen, con
 BpeVocab load_gpt2_vocab(const std::string& encoder_json, const std::string& vocab_bpe) {
   const json enc = parse_json(encoder_json);
   if (!enc.is_object()) fail(encoder_json, "must be a JSON object of token -> id");
-  TokenTable table(encoder_json);
+  TokenTable table(encoder_json, enc.size());
   for (const auto& [text, id] : enc.items()) table.add(text, id);
   BpeVocab v = table.finish();
 
@@ -140,7 +150,7 @@ BpeVocab load_gpt2_vocab(const std::string& encoder_json, const std::string& voc
     }
     if (blank) fail(where, "a merge after a blank line");
     if (!split_merge(line, left, right))
-      fail(where, "\"" + line + "\" is not two tokens separated by one space");
+      fail(where, json_quoted(line) + " is not two tokens separated by one space");
     add_merge(v, seen, where, table.merge(where, left, right));
   }
   return v;
@@ -162,16 +172,15 @@ BpeVocab load_tokenizer_json(const std::string& path) {
                    "; only GPT-2's ByteLevel (its pattern, no add_prefix_space) is read");
   const json& vocab = at(model, "vocab", "model.vocab");
   if (!vocab.is_object()) fail(path, "model.vocab must be a JSON object of token -> id");
-  TokenTable table(path);
+  const json none = json::array();
+  const json& added = doc.contains("added_tokens") ? doc["added_tokens"] : none;
+  if (!added.is_array()) fail(path, "added_tokens must be an array");
+  TokenTable table(path, vocab.size() + added.size());
   for (const auto& [text, id] : vocab.items()) table.add(text, id);
-  if (doc.contains("added_tokens")) {
-    const json& added = doc["added_tokens"];
-    if (!added.is_array()) fail(path, "added_tokens must be an array");
-    for (const json& t : added) {
-      if (!t.is_object() || !t.contains("id") || !t.contains("content") || !t["content"].is_string())
-        fail(path, "added_tokens entry " + t.dump() + " needs \"id\" and \"content\"");
-      table.add(t["content"].get<std::string>(), t["id"]);
-    }
+  for (const json& t : added) {
+    if (!t.is_object() || !t.contains("id") || !t.contains("content") || !t["content"].is_string())
+      fail(path, "added_tokens entry " + t.dump() + " needs \"id\" and \"content\"");
+    table.add(t["content"].get<std::string>(), t["id"]);
   }
   BpeVocab v = table.finish();
   const json& merges = at(model, "merges", "model.merges");

@@ -8,6 +8,33 @@
 
 namespace zeropp {
 
+namespace {
+
+std::string escape_controls(const std::string& m) {
+  std::string out;
+  out.reserve(m.size());
+  for (const char c : m) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Error::Error(const std::string& message) : std::runtime_error(escape_controls(message)) {}
+
 int world_rank() {
   int init = 0, fin = 0;
   MPI_Initialized(&init);

@@ -15,8 +15,11 @@
 
 namespace zeropp {
 
+// Control characters in the message (a newline inside a deck's string, a
+// token's text, a parser's "saw '\n'") are written as escapes: it stays one line.
 struct Error : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string& message);
+  explicit Error(const char* message) : Error(std::string(message)) {}
 };
 
 // What agree_on_error throws: the same message on every rank. Only the

@@ -100,6 +100,9 @@ TEST_CASE("bad decks and flags give one line naming the file, key and value", "[
   CHECK_THAT(error_of(ok, {"--train.stepz=10"}), Catch::Contains("unknown option --train.stepz"));
   CHECK_THAT(error_of(ok, {"--train.steps"}), Catch::Contains("--train.steps needs a value"));
   CHECK_THAT(error_of(ok, {"--model.n_layer=99999999999"}), Catch::Contains("out of range"));
+  // A newline the TOML parser quotes in its message is an escape: the message stays one line.
+  const auto nan = write_deck("nan.toml", "[optim]\nlr = n\n");
+  CHECK_THAT(error_of(nan), Catch::Contains(nan + ":2") && Catch::Contains("saw 'n\\n'"));
 }
 
 TEST_CASE("train.device and train.tf32: the choices and the rules between keys", "[config]") {

@@ -1,6 +1,6 @@
 // Checkpoints (io/checkpoint.hpp) that must be refused with one clear line on
 // every rank: a flipped byte, truncated, foreign and missing files, missing
-// datasets and wrong shapes, bad arguments to write_checkpoint.
+// datasets and wrong shapes, bad arguments to write_checkpoint, damaged packed scans.
 #include <hdf5.h>
 
 #include <catch2/catch.hpp>
@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/checkpoint_metadata.hpp"
 #include "io/checkpoint_test_support.hpp"
 
 using namespace zeropp;
@@ -147,4 +148,22 @@ TEST_CASE("bad arguments to write_checkpoint are errors on every rank and write 
       Contains("checkpoint directory " + dir.file("plainfile") + ": cannot create"));
   CHECK(fs::directory_iterator(dir.path) != fs::directory_iterator());  // only plainfile
   CHECK(resolve_checkpoint("auto", dir.str()).empty());
+}
+
+TEST_CASE("packed scans that end early, run on or hold impossible values are one error", "[ckpt]") {
+  ckpt::Scan s;
+  s.meta.deck_toml = "[model]\n";
+  s.datasets.resize(2);
+  const std::string bytes = ckpt::pack_scan(s);
+  CHECK(ckpt::pack_scan(ckpt::unpack_scan(bytes, "F")) == bytes);
+  const auto error = [](const std::string& b) { return error_of([&] { ckpt::unpack_scan(b, "F"); }); };
+  CHECK_THAT(error(bytes.substr(0, bytes.size() - 1)), Contains("F: checkpoint metadata ends early"));
+  CHECK_THAT(error(bytes + "x"), Contains("F: checkpoint metadata has 1 bytes after its end"));
+  std::string huge = bytes;  // deck_toml's length, after step, tokens_seen and seed
+  for (int i = 0; i < 8; ++i) huge[24 + i] = '\x7f';
+  CHECK_THAT(error(huge), Contains("ends early"));
+  std::string wide = bytes;  // world_size, after the three strings
+  const size_t at = 24 + 8 + s.meta.deck_toml.size() + 8 + 8;
+  wide[at + 4] = '\x01';
+  CHECK_THAT(error(wide), Contains("world_size = 4294967297 is not an int"));
 }

@@ -90,6 +90,8 @@ TEST_CASE("llm.c model files: written arrays read back; bad headers refused", "[
       {{3, 0, 5, 1, 2, 4, 8}, "maxT = 0"},
       {{3, 4, 5, 1, 2, 4, 4}, "Vp = 4 is below V = 5"},
       {{3, 4, 5, 1, 3, 4, 8}, "C = 4 is not a multiple of NH = 3"},
+      // L * 4C * C would overflow int64: refused before any product is formed.
+      {{3, 4, 5, 1 << 24, 1, 1 << 24, 8}, "more than 2^50 values"},
   };
   for (const auto& [h, want] : bad) CHECK_THAT(error_of([&] { check_llmc_header(h, "F"); }), Contains(want));
 }

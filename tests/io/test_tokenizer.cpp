@@ -130,7 +130,13 @@ TEST_CASE("malformed vocabulary files give one error naming the file", "[io]") {
   CHECK(load_gpt2_vocab(enc, merges).tokens.size() == 257);
   spit(enc, ok_vocab + "\"<|endoftext|>\":257}");
   CHECK_THAT(error_of([&] { load_gpt2_vocab(enc, merges); }),
-             Contains(enc) && Contains("no token has id 256"));
+             Contains(enc) && Contains("257 tokens must have ids 0 .. 256"));
+  // An id near 2^31 is refused before a table that large is allocated.
+  spit(enc, "{\"a\": 2000000000}");
+  CHECK_THAT(error_of([&] { load_gpt2_vocab(enc, merges); }), Contains(enc) && Contains("has id 2000000000"));
+  // Token text is quoted with JSON's escapes: the message stays one line.
+  spit(enc, "{\"a\\nb\": 0}");
+  CHECK_THAT(error_of([&] { load_gpt2_vocab(enc, merges); }), Contains(enc + ": token \"a\\nb\""));
   spit(enc, ok_vocab + "\"<|endoftext|>\":-3}");
   CHECK_THAT(error_of([&] { load_gpt2_vocab(enc, merges); }), Contains(enc) && Contains("not an unsigned"));
   spit(enc, ok_vocab + "\"x y\":256,\"<|endoftext|>\":257}");
