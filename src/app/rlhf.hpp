@@ -1,4 +1,4 @@
-// `zeropp rlhf DECK`: a small RLHF loop on the sharded engine (issue 13 part 3).
+// `zeropp rlhf DECK`: a small RLHF loop on the sharded engine.
 //
 // Actor: the training engine (ZeRO-3 / ZeRO++ shards, AdamW at rlhf.lr).
 // Reference: a frozen copy of the actor's starting weights in a second

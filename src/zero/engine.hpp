@@ -21,7 +21,7 @@
 // gradient gets its own full-size buffer, reduced once complete). The
 // training loop fetches the data and hands the engine tokens.
 //
-// ZeRO++ (each independent, ../shared/reference/zeropp-algorithms.md):
+// ZeRO++ (each independent):
 //  - qwZ: the forward and the backward gather each rank's slice quantized
 //    blockwise (int8 or int4, one fp32 scale per block) in one packed buffer
 //    [payload | scales] (16-byte aligned, QuantScheme::packed_bytes), dequantized

@@ -2,7 +2,7 @@
 # `zeropp bench generate` on a tiny model, 4 ranks as 2 nodes x 2, links off:
 # a row for every weight source; the quantized copies and hpZ + int4 send at
 # least 8x fewer inter-node bytes per generated token than ZeRO-3's per-use
-# gathers (issue 13's acceptance, here on 8 tokens); int4 holds a smaller copy
+# gathers (here on 8 tokens); int4 holds a smaller copy
 # than int8; a bad source is one clear line. About 10 s on 2 cores.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${MPIEXEC:=mpiexec}"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14's fine-tuning workflow end to end (README "Fine-tuning GPT-2-format
+# The fine-tuning workflow end to end (README "Fine-tuning GPT-2-format
 # weights on your text"), with nothing downloaded: `tokenizer train` on KJV
 # text, `prepare-data --tokenizer` into llm.c shards, a GPT-2-shaped model
 # written by PyTorch as Hugging Face safetensors (tests/torch/gpt2_safetensors.py,

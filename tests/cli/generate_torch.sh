@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14's end of the loop: a GPT-2 that PyTorch made (random weights, written
+# The end of the loop: a GPT-2 that PyTorch made (random weights, written
 # as Hugging Face saves it by tests/torch/gpt2_safetensors.py, nothing
 # downloaded), imported with `zeropp ckpt import`, generates with
 # `zeropp generate` (1 and 2 ranks, greedy) the same tokens as PyTorch's greedy

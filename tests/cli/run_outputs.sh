@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What a run tells and leaves behind (issue 10 §5): `zeropp --version` with the
+# What a run tells and leaves behind: `zeropp --version` with the
 # git revision and build options, recorded in checkpoints too; step lines with
 # elapsed time and ETA; train.log in the run folder (appended on --resume);
 # validation losses in metrics.h5 under the log's step numbers; `ckpt info` and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# src/zero keeps no direct Kokkos call (issue 12): the engine's buffers may live
+# src/zero keeps no direct Kokkos call: the engine's buffers may live
 # on the GPU, where only kernels/ entry points, buffer operations
 # (kernels/buffer_ops.hpp), explicit transfers and communicator calls may touch
 # them. Comments naming Kokkos are fine; `Kokkos::` in code is not.

@@ -1,8 +1,8 @@
 // Scratch benchmark (not in the CMake build): OpenBLAS against other CPU GEMM
 // libraries on the model's sgemm shapes, hot and with cold operands, the
 // libraries interleaved in every repetition so that the host's speed swings
-// hit them alike. Issue 16; docs/performance.md "Other CPU GEMM libraries on
-// the model's shapes (branch blasprobe)".
+// hit them alike. docs/performance.md "Other CPU GEMM libraries on
+// the model's shapes".
 //
 // Candidates come without installing them (installing BLIS registers it as
 // a libblas.so.3 alternative for every process on the machine):
