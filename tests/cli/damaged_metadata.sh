@@ -9,13 +9,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 needs_corpus
 out="$work/run"
 ck="$out/checkpoints"
-train() {  # train STEPS ARGS...
-  local steps=$1
-  shift
-  timeout 300 "$MPIEXEC" -n 2 "$ZEROPP" train inputs/default.toml "${tiny[@]}" \
-    --log.every=1 --train.steps="$steps" --checkpoint.every=2 --train.out_dir="$out" "$@" > "$work/log" 2>&1
-}
-train 4 || { bad "first run"; cat "$work/log"; }
+train_ckpt 4 || { bad "first run"; cat "$work/log"; }
 newest="$ck/step_00000004.h5"
 # Offset 2032: inside the root group's dense link storage for this deck's checkpoints.
 printf '\xff\xff\xff\xff\xff\xff\xff\xff' | dd of="$newest" bs=1 seek=2032 conv=notrunc status=none
@@ -31,7 +25,7 @@ for cmd in verify info; do
     cat "$work/err"
   fi
 done
-train 6 --resume auto
+train_ckpt 6 --resume auto
 rc=$?
 if [[ $rc -eq 0 ]] && grep -q '^resume: skipped step_00000004.h5 (checkpoint .*: reading it crashed HDF5' "$work/log" &&
   grep -q "^resume: step 2 from $ck/step_00000002.h5" "$work/log" && grep -q '^step 3/6' "$work/log"; then

@@ -37,3 +37,11 @@ one_layer_deck() {
     printf '[data]\ntrain = "%s"\nval = "%s"\n' "$train" "$val"
   } > "$file"
 }
+# train_ckpt STEPS ARGS...: the tiny model on 2 ranks for STEPS steps into $out
+# (set by the caller), a checkpoint every 2 steps, the output in $work/log.
+train_ckpt() {
+  local steps=$1
+  shift
+  timeout 300 "$MPIEXEC" -n 2 "$ZEROPP" train inputs/default.toml "${tiny[@]}" \
+    --log.every=1 --train.steps="$steps" --checkpoint.every=2 --train.out_dir="$out" "$@" > "$work/log" 2>&1
+}

@@ -7,12 +7,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 needs_corpus
 out="$work/run"
 ck="$out/checkpoints"
-train() {  # train STEPS ARGS...
-  local steps=$1
-  shift
-  timeout 300 "$MPIEXEC" -n 2 "$ZEROPP" train inputs/default.toml "${tiny[@]}" \
-    --log.every=1 --train.steps="$steps" --checkpoint.every=2 --train.out_dir="$out" "$@" > "$work/log" 2>&1
-}
 flip() {  # flip FILE: one bit in the middle of /model/wte.weight
   /usr/bin/python3 - "$1" <<'PY'
 import sys, h5py
@@ -26,10 +20,10 @@ with open(sys.argv[1], "r+b") as f:
     f.write(bytes([b[0] ^ 0x10]))
 PY
 }
-train 4 || { bad "first run"; cat "$work/log"; }
+train_ckpt 4 || { bad "first run"; cat "$work/log"; }
 flip "$ck/step_00000004.h5"
 "$ZEROPP" ckpt verify "$ck/step_00000004.h5" > /dev/null 2>&1 && bad "the flipped byte went unnoticed"
-train 6 --resume auto
+train_ckpt 6 --resume auto
 rc=$?
 if [[ $rc -eq 0 ]] && grep -q '^resume: skipped step_00000004.h5 (/model/wte.weight: checksum mismatch' "$work/log" &&
   grep -q "^resume: step 2 from $ck/step_00000002.h5" "$work/log" && grep -q '^step 3/6' "$work/log"; then
@@ -40,7 +34,7 @@ else
 fi
 # Now step_4 (rewritten by the resumed run) and step_6 are good: damage all of them.
 for f in "$ck"/step_*.h5; do flip "$f"; done
-train 8 --resume auto
+train_ckpt 8 --resume auto
 rc=$?
 if [[ $rc -eq 1 ]] && grep -q "^zeropp: error: resume: no checkpoint in $ck verifies: step_00000006.h5 (" "$work/log"; then
   ok "none verifies: exit 1, one line naming each"
