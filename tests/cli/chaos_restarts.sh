@@ -64,7 +64,8 @@ wait "$supervisor"
 rc=$?
 restarts=$(grep -c 'restart [0-9]* of' "$work/chaos.log")
 if [[ $rc -eq 0 && $killed -eq $kills && $restarts -eq $killed ]]; then
-  ok "supervised run finished after $killed kills and $restarts restarts"
+  ok "supervised run finished after $killed kills and $restarts restarts ($(grep -o '^resume: step [0-9]*' \
+    "$work/chaos.log" | tr '\n' ' '| sed 's/resume: step/from/g'))"
 else
   bad "supervised run: rc=$rc, $killed of $kills kills, $restarts restarts"
   grep -E '^supervise|error' "$work/chaos.log" | tail -8
