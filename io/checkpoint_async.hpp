@@ -8,17 +8,19 @@
 // (src/app/main.cpp), and HDF5 is not thread-safe, so the background thread
 // makes no MPI and no HDF5 call. The save runs in three parts:
 //  1. start (main thread, collective): the checks write_checkpoint makes, the
-//     snapshot, then the file created collectively with its metadata and every
-//     tensor dataset allocated (contiguous, never filled) but not written;
-//     closed. Each dataset's elements lie row-major from a fixed offset
-//     (H5Dget_offset), so a rank's flat range is one byte range of the file.
+//     snapshot, then the file: rank 0 alone creates it (serial HDF5: one
+//     process's metadata writes cost a fraction of collective ones) with its
+//     metadata and every tensor dataset allocated (contiguous, never filled)
+//     but not written, closes it and broadcasts where each dataset's elements
+//     start (H5Dget_offset): a rank's flat range is one byte range of the file.
 //  2. write (background thread, one per rank, POSIX only): pwrite of the
 //     rank's ranges from the snapshot at those offsets, the checksum of each
 //     part, the caller's refusal check on the snapshot, fsync, close.
 //  3. commit (main thread, collective: finish, called at a step boundary
-//     once every rank's thread is done (all_written) or to wait for it): the ranks agree on errors, sum
-//     the checksums, reopen the file collectively to add the checksum
-//     attributes, and commit as write_checkpoint does.
+//     once every rank's thread is done (all_written) or to wait for it): the
+//     ranks agree on errors and reduce the checksums to rank 0, which reopens
+//     the file alone to add the checksum attributes; then the commit of
+//     write_checkpoint (fsync, rename, `latest`, retention).
 // Every rank calls start, all_written and finish at the same points (the training
 // loop's step boundaries), so their collectives come in the same order.
 // Disjoint byte ranges written by different processes must be coherent after

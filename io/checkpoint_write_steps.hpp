@@ -26,10 +26,11 @@ void maybe_fault(int rank, CheckpointFault where, int datasets_written = -1);
 void check_before_write(MPI_Comm comm, const std::string& dir, const std::string& name,
                         const ShardGroups& groups, const CheckpointMeta& meta, bool in_checkpoint_dir);
 
-// Creates `tmp_path` for parallel I/O with the root attributes and /state
-// (written through dxpl). The tensor datasets come next (tensor_dataset).
-h5::H5Id create_checkpoint_file(MPI_Comm comm, const std::string& tmp_path, const CheckpointMeta& meta,
-                                hid_t dxpl);
+// Creates `tmp_path` through fapl (parallel_fapl: collective; serial_fapl:
+// one process, rank 0) with the root attributes and /state, written by `rank`
+// 0 through dxpl. The tensor datasets come next (tensor_dataset).
+h5::H5Id create_checkpoint_file(const std::string& tmp_path, const CheckpointMeta& meta, hid_t fapl,
+                                hid_t dxpl, int rank);
 
 // Creates group path g (one level at a time) and its float32 dataset of s's
 // shape: contiguous, allocated at creation and never filled, so that its

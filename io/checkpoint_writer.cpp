@@ -124,13 +124,11 @@ void check_before_write(MPI_Comm comm, const std::string& dir, const std::string
   agree_on_error(comm, err);
 }
 
-H5Id create_checkpoint_file(MPI_Comm comm, const std::string& tmp_path, const CheckpointMeta& meta,
-                            hid_t dxpl) {
-  const int rank = comm_rank(comm);
-  H5Id fapl = parallel_fapl(comm);
+H5Id create_checkpoint_file(const std::string& tmp_path, const CheckpointMeta& meta, hid_t fapl, hid_t dxpl,
+                            int rank) {
   H5Id fcpl(ZCHECK_H5(H5Pcreate(H5P_FILE_CREATE)), H5Pclose);
   ZCHECK_H5(H5Pset_link_creation_order(fcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED));
-  H5Id file(ZCHECK_H5(H5Fcreate(tmp_path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get())), H5Fclose);
+  H5Id file(ZCHECK_H5(H5Fcreate(tmp_path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl)), H5Fclose);
   const hid_t f = file.get();
   write_attr_string(f, "format", kCheckpointFormatName);
   write_attr_i64(f, "format_version", kCheckpointFormatVersion);
@@ -262,7 +260,8 @@ void write_file(MPI_Comm comm, const std::string& dir, const std::string& name, 
 
   // The file, collectively.
   H5Id dxpl = transfer_plist();
-  H5Id file = create_checkpoint_file(comm, join(dir, tmp_name(name)), meta, dxpl.get());
+  H5Id fapl = parallel_fapl(comm);
+  H5Id file = create_checkpoint_file(join(dir, tmp_name(name)), meta, fapl.get(), dxpl.get(), rank);
   int written = 0;
   maybe_fault(rank, CheckpointFault::kAfterDatasets, written);
   std::vector<H5Id> datasets;
