@@ -14,7 +14,7 @@ kills=${ZEROPP_CHAOS_KILLS:-3}
 seed=${ZEROPP_CHAOS_SEED:-$((($(date +%s%N) / 1000) % 32768))}
 RANDOM=$seed
 echo "chaos seed $seed ($kills kills)"
-steps=40
+steps=300  # long enough (~25 ms a step) for every kill to find the run still going
 run=(--model.n_layer=1 --model.n_embd=32 --model.n_head=2 --model.max_seq_len=32 --train.batch_size=2
      --train.seq_len=32 --train.sample_tokens=0 --data.val= --log.every=1 --train.steps=$steps
      --zero.ranks_per_node=2 --zero.weight_block=32 --zero.gradient_block=32 --zero.quantized_weights=true
