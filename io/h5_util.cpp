@@ -156,6 +156,15 @@ std::string dtype_name(hid_t type) {
   return "other";
 }
 
+namespace {
+// What every checkpoint file's access shares, whoever writes it.
+void set_file_layout(hid_t fapl) {
+  ZCHECK_H5(H5Pset_alignment(fapl, kAlignThreshold, kAlignment));
+  // The 1.8 file format: creation-order indexes and attributes of any size.
+  ZCHECK_H5(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST));
+}
+}  // namespace
+
 H5Id parallel_fapl(MPI_Comm comm) {
   H5Id fapl(ZCHECK_H5(H5Pcreate(H5P_FILE_ACCESS)), H5Pclose);
   MPI_Info info = mpiio_hints();
@@ -163,9 +172,14 @@ H5Id parallel_fapl(MPI_Comm comm) {
   if (info != MPI_INFO_NULL) ZCHECK_MPI(MPI_Info_free(&info));
   ZCHECK_H5(H5Pset_all_coll_metadata_ops(fapl.get(), true));
   ZCHECK_H5(H5Pset_coll_metadata_write(fapl.get(), true));
-  ZCHECK_H5(H5Pset_alignment(fapl.get(), kAlignThreshold, kAlignment));
-  // The 1.8 file format: creation-order indexes and attributes of any size.
-  ZCHECK_H5(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST));
+  set_file_layout(fapl.get());
+  return fapl;
+}
+
+H5Id serial_fapl() {
+  H5Id fapl(ZCHECK_H5(H5Pcreate(H5P_FILE_ACCESS)), H5Pclose);
+  ZCHECK_H5(H5Pset_fapl_sec2(fapl.get()));
+  set_file_layout(fapl.get());
   return fapl;
 }
 

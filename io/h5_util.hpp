@@ -105,6 +105,8 @@ std::string dtype_name(hid_t type);
 
 // File access for collective parallel I/O (MPI-IO hints from ZEROPP_CKPT_MPIIO_HINTS).
 H5Id parallel_fapl(MPI_Comm comm);
+// File access by one process (POSIX), with parallel_fapl's file layout.
+H5Id serial_fapl();
 
 // Dataset transfer: collective, or independent when ZEROPP_CKPT_XFER=independent.
 H5Id transfer_plist();

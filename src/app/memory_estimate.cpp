@@ -49,6 +49,7 @@ MemoryEstimate estimate(const Config& cfg, int P, int X, bool frozen) {
   r.gather = (z.prefetch_depth + 1) * (4 * max_padded + wire);
   e.activations = activation_bytes(cfg.model, cfg.train.batch_size, cfg.train.seq_len);
   if (frozen) return e;
+  int64_t error_feedback = 0;
   // overlap: one reduced, one filled; and this rank's reduced slice
   r.grad_full = 4 * (shared + (z.overlap ? 2 : 1) * max_block + max_slice);
   if (z.quantized_gradients) {  // QgzReducer's staging, sized for the largest unit
@@ -57,8 +58,11 @@ MemoryEstimate estimate(const Config& cfg, int P, int X, bool frozen) {
             2 * (intra_gradient_scheme(z).payload_bytes(max_padded) +
                  inter_gradient_scheme(z).payload_bytes(chunk));
     if (z.gradient_error_feedback)
-      for (int64_t n : padded) r.qgz += 4 * (n + n / X);
+      for (int64_t n : padded) error_feedback += 4 * (n + n / X);
+    r.qgz += error_feedback;
   }
+  // What a checkpoint holds of this rank (at most: the slices include padding).
+  if (cfg.checkpoint.async) e.checkpoint_snapshot = r.master + r.adam + error_feedback;
   return e;
 }
 

@@ -18,14 +18,17 @@
 namespace zeropp {
 
 struct MemoryEstimate {
-  MemoryReport states;            // as Engine::memory() will report it
-  int64_t activations = 0;        // the model's buffers for B×T tokens and the engine's token buffers
-  int64_t decode = 0;             // generation: KV cache and decode scratch, the probabilities' buffer
-  int64_t inference_weights = 0;  // generate: zero.inference_weights' copy and per-use buffers
-  int64_t reference = 0;          // rlhf: the frozen reference engine and its model, all of it
+  MemoryReport states;              // as Engine::memory() will report it
+  int64_t activations = 0;          // the model's buffers for B×T tokens and the engine's token buffers
+  int64_t decode = 0;               // generation: KV cache and decode scratch, the probabilities' buffer
+  int64_t inference_weights = 0;    // generate: zero.inference_weights' copy and per-use buffers
+  int64_t reference = 0;            // rlhf: the frozen reference engine and its model, all of it
+  int64_t checkpoint_snapshot = 0;  // checkpoint.async: host copies of the weights, moments, error feedback
   // The keys that size the activations (the refusal names them).
   std::string batch_keys = "train.batch_size or train.seq_len";
-  int64_t total() const { return states.total() + activations + decode + inference_weights + reference; }
+  int64_t total() const {
+    return states.total() + activations + decode + inference_weights + reference + checkpoint_snapshot;
+  }
 };
 
 // Bytes of the model's activations and backward scratch for B sequences of

@@ -14,9 +14,10 @@ struct MemorySplit {
   int64_t device = 0;  // the whole estimate in a device run; 0 on the host
   int64_t host = 0;    // the whole estimate in a host run; the parts below in a device run
   // A device run's host memory:
-  int64_t staging = 0;     // comm.device_staging: host copies of the communication buffers (MPI)
-  int64_t checkpoint = 0;  // the checkpoint's host copies: a few chunks (io/shard_staging.hpp)
-  int64_t data = 0;        // the batch's input and target tokens before their copy to the device
+  int64_t staging = 0;  // comm.device_staging: host copies of the communication buffers (MPI)
+  int64_t checkpoint =
+      0;             // the checkpoint's host copies: a few chunks (io/shard_staging.hpp) or the snapshot
+  int64_t data = 0;  // the batch's input and target tokens before their copy to the device
 };
 
 // A host run (train.device = "host"): {device 0, host e.total()}, as before the

@@ -18,5 +18,8 @@ std::string non_finite_message(int64_t step, double loss, double grad_norm, cons
 // "/group/name[i]" of the first NaN or inf in this rank's shards (i: flat index
 // in the tensor), or nothing when all are finite.
 std::optional<std::string> first_non_finite(const ShardGroups& groups);
+// The same for shards whose data is host memory (a checkpoint's snapshot): no
+// device call, so any thread may run it.
+std::optional<std::string> first_non_finite_on_host(const ShardGroups& groups);
 
 }  // namespace zeropp

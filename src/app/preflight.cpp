@@ -18,7 +18,8 @@ std::string inference_parts(const MemoryEstimate& e) {
   std::string s;
   const std::pair<const char*, int64_t> parts[] = {{"KV cache and decode", e.decode},
                                                    {"inference weights", e.inference_weights},
-                                                   {"rlhf reference", e.reference}};
+                                                   {"rlhf reference", e.reference},
+                                                   {"checkpoint snapshot", e.checkpoint_snapshot}};
   for (const auto& [name, bytes] : parts)
     if (bytes > 0) s += std::string(", ") + name + " " + human_bytes(double(bytes));
   return s;
@@ -65,6 +66,7 @@ std::optional<std::string> memory_refusal(const MemoryCheck& m, const Config& cf
                       " (activations" + (m.need.decode > 0 ? ", KV cache" : "") + ")";
   if (m.need.states.secondary > 0) knobs += ", zero.hpz_partition_size = 1 (hpZ secondaries)";
   if (m.need.states.qgz > 0) knobs += ", zero.quantized_gradients = false (qgZ buffers)";
+  if (m.need.checkpoint_snapshot > 0) knobs += ", checkpoint.async = false (its snapshot)";
   if (m.need.inference_weights > 0 && cfg.zero.inference_weights != "zero3")
     knobs += ", zero.inference_weights = zero3 (no copy of the weights)";
   knobs += " or a smaller model";

@@ -8,6 +8,7 @@
 #include "io/metrics.hpp"
 #include "io/run_dir.hpp"
 #include "src/app/build_info.hpp"
+#include "src/app/checkpoint_saver.hpp"
 #include "src/app/logging.hpp"
 #include "src/app/micro_batches.hpp"
 #include "src/app/non_finite.hpp"
@@ -173,19 +174,22 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
   const PassRunner actor_pass = [&](const std::function<void(UnitSource<float>&)>& f) {
     actor.inference_pass(f);
   };
+  CheckpointSaver saver(topo, e);
   const auto save = [&](int64_t it) {
-    return save_checkpoint(topo, actor.checkpoint_shards(true), e,
-                           SavePoint{it, it * int64_t(B) * T * topo.P, run.train->window_start(it, 0)});
+    return saver.save(actor.checkpoint_shards(true),
+                      SavePoint{it, it * int64_t(B) * T * topo.P, run.train->window_start(it, 0)});
   };
   ByteCounters& counters = run.comm->counters();
   const int gather = int(Kind::AllGather);
   int64_t saved_at = -1;
   double last_iteration_s = 0;
   for (int64_t it = from.step; it < r.iterations; ++it) {
-    // Iteration boundary: stop as `zeropp train` does (src/app/stop_signals.hpp).
+    // Iteration boundary: commit and stop as `zeropp train` does (src/app/stop_signals.hpp).
+    saver.at_step_boundary();
     if (const char* why = stop_reason(*run.comm, run.world, started, last_iteration_s, e.train.max_runtime)) {
       metrics.flush();
       if (saved_at != it) save(it);
+      saver.finish();
       log0("stopping at iteration %lld (%s); resume with --resume auto\n", (long long)it, why);
       return kExitStopped;
     }
@@ -263,6 +267,7 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
       log0("sample (reward %g): %s\n", reward[0], text.c_str());
     }
     if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm)) {
+      saver.finish();
       metrics.flush();
       if (topo.rank == 0) print_error(non_finite_message(it + 1, st.loss, st.grad_norm, from.path));
       return kExitNonFinite;
@@ -274,6 +279,8 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
   }
   metrics.flush();
   if (e.checkpoint.at_end && saved_at != r.iterations && from.step < r.iterations) save(r.iterations);
+  saver.finish();
+  if (const std::string s = saver.summary(); !s.empty()) log0("%s\n", s.c_str());
   return kExitOk;
 }
 

@@ -32,8 +32,7 @@ void check_same_model(const ModelConfig& saved, const ModelDescription& now, con
 
 }  // namespace
 
-std::string save_checkpoint(const Topology& topo, const ShardGroups& shards, const Config& cfg,
-                            const SavePoint& at) {
+CheckpointMeta checkpoint_meta(const Topology& topo, const Config& cfg, const SavePoint& at) {
   const int64_t step = at.step;
   CheckpointMeta meta;
   meta.step = step;
@@ -52,16 +51,33 @@ std::string save_checkpoint(const Topology& topo, const ShardGroups& shards, con
   meta.scalars.push_back({"lr_next", {learning_rate(o, step, cfg.train.steps)}});
   meta.scalars.push_back({"data_next_window_rank0", {double(at.data_next_window)}});
   meta.words.push_back({"rng_seed", {uint64_t(cfg.train.seed)}});
+  return meta;
+}
+
+std::optional<std::string> non_finite_refusal(const ShardGroups& shards, int64_t step, bool on_host) {
+  if (const auto bad = on_host ? first_non_finite_on_host(shards) : first_non_finite(shards))
+    return "checkpoint step " + std::to_string(step) + ": refusing to save non-finite values (" + *bad +
+           " is not finite)";
+  return std::nullopt;
+}
+
+void arm_checkpoint_fault(const Config& cfg, int64_t step) {
   const auto& c = cfg.checkpoint;
   if (c.fault_kill_rank >= 0 && step == c.fault_kill_step)
     set_checkpoint_fault(c.fault_kill_rank, c.fault_kill_after);
+}
+
+std::string save_checkpoint(const Topology& topo, const ShardGroups& shards, const Config& cfg,
+                            const SavePoint& at) {
+  const int64_t step = at.step;
+  const CheckpointMeta meta = checkpoint_meta(topo, cfg, at);
+  arm_checkpoint_fault(cfg, step);
   collectively(topo.world.get(), [&] {
-    if (const auto bad = first_non_finite(shards))
-      throw Error("checkpoint step " + std::to_string(step) + ": refusing to save non-finite values (" +
-                  *bad + " is not finite)");
+    if (const auto refusal = non_finite_refusal(shards, step, false)) throw Error(*refusal);
   });
   const double t0 = MPI_Wtime();
-  write_checkpoint(topo.world.get(), checkpoint_dir(cfg), checkpoint_name(step), shards, meta, c.keep);
+  write_checkpoint(topo.world.get(), checkpoint_dir(cfg), checkpoint_name(step), shards, meta,
+                   cfg.checkpoint.keep);
   clear_checkpoint_fault();
   log0("checkpoint: step %lld saved to %s/%s in %.2f s\n", (long long)step, checkpoint_dir(cfg).c_str(),
        checkpoint_name(step).c_str(), MPI_Wtime() - t0);

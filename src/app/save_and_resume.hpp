@@ -14,8 +14,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "io/checkpoint.hpp"
 #include "src/base/tensor_shard.hpp"
 #include "src/comm/topology.hpp"
 #include "src/config/config.hpp"
@@ -29,6 +31,15 @@ struct SavePoint {
   int64_t step = 0, tokens_seen = 0;
   int64_t data_next_window = 0;  // first token of rank 0's next window (for the record)
 };
+
+// What a checkpoint after at.step steps holds besides the tensors.
+CheckpointMeta checkpoint_meta(const Topology& topo, const Config& cfg, const SavePoint& at);
+// "checkpoint step N: refusing to save non-finite values (...)" when this
+// rank's shards hold a NaN or inf, else nothing. One process; `on_host`: the
+// shards' data is host memory (first_non_finite_on_host).
+std::optional<std::string> non_finite_refusal(const ShardGroups& shards, int64_t step, bool on_host);
+// Fault injection (checkpoint.fault_kill_*): arms it when `step` is the save to fail.
+void arm_checkpoint_fault(const Config& cfg, int64_t step);
 
 // Collective. Writes checkpoint_dir(cfg)/step_<step>.h5 after `step` steps
 // with the tensors of `shards` (Engine::checkpoint_shards) and returns its

@@ -17,6 +17,7 @@
 #include "kernels/parallel_chunks.hpp"
 #include "src/app/blas_kernels.hpp"
 #include "src/app/build_info.hpp"
+#include "src/app/checkpoint_saver.hpp"
 #include "src/app/generate.hpp"
 #include "src/app/logging.hpp"
 #include "src/app/non_finite.hpp"
@@ -221,9 +222,10 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   const double tokens_per_step = double(t.batch_size) * t.seq_len * t.grad_accum * topo.P;
   int64_t tokens_seen = from.tokens_seen;
   std::string last_saved = from.path;  // for the message when the loss turns non-finite
+  CheckpointSaver saver(topo, cfg);
   const auto save = [&](int64_t step) {
-    return save_checkpoint(topo, engine.checkpoint_shards(true), cfg,
-                           SavePoint{step, tokens_seen, run.train->window_start(step, 0)});
+    return saver.save(engine.checkpoint_shards(true),
+                      SavePoint{step, tokens_seen, run.train->window_start(step, 0)});
   };
   if (cfg.checkpoint.at_start && from.step == 0) last_saved = save(0);
   double steady_s = 0, last_step_s = 0;
@@ -231,10 +233,13 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   ByteCounters last_bytes;  // of the last step this run took
   const double loop_started = MPI_Wtime();
   for (int64_t step = from.step; step < t.steps; ++step) {
-    // Step boundary: stop (after a checkpoint) on a signal or before the
-    // time limit would be crossed by the next two steps. One all-reduce.
+    // Step boundary: commit an asynchronous save every rank has written;
+    // stop (after a checkpoint) on a signal or before the time limit would
+    // be crossed by the next two steps. One all-reduce each.
+    saver.at_step_boundary();
     if (const char* why = stop_reason(*run.comm, run.world, started, last_step_s, t.max_runtime)) {
       save(step);
+      saver.finish();
       log0("stopping at step %lld (%s); resume with --resume auto\n", (long long)step, why);
       return kExitStopped;
     }
@@ -271,6 +276,7 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
     // loss and norm are all-reduced: every rank takes this branch together.
     // The weights just took a non-finite step: nothing more is saved.
     if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm)) {
+      saver.finish();  // the save in flight holds the weights before this step
       metrics.flush();
       if (topo.rank == 0) print_error(non_finite_message(step + 1, st.loss, st.grad_norm, last_saved));
       return kExitNonFinite;
@@ -287,6 +293,8 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   }
   metrics.flush();
   if (cfg.checkpoint.at_end && saved_at != t.steps && from.step < t.steps) save(t.steps);
+  saver.finish();
+  if (const std::string s = saver.summary(); !s.empty()) log0("%s\n", s.c_str());
   if (val) {
     const double loss = engine.eval_loss(validation_batches(*val, t.val_batches));
     if (from.step < t.steps) {  // else metrics.h5 holds it from the run that got there

@@ -101,6 +101,7 @@ struct CheckpointConfig {
   int keep = 3;           // keep the newest K checkpoints (0: all)
   bool at_start = false;  // save before the first step
   bool at_end = true;     // save after the last step
+  bool async = false;     // snapshot, then write on a background thread (io/checkpoint_async.hpp)
   // Fault injection (crash tests): this rank is killed (SIGKILL) in the middle
   // of the save at step fault_kill_step, after writing fault_kill_after datasets.
   int fault_kill_rank = -1;

@@ -209,6 +209,10 @@ std::vector<Key> build_table() {
   ckpt.add("keep", &CheckpointConfig::keep, "keep the newest K checkpoints (0: all)", {non_negative()});
   ckpt.add("at_start", &CheckpointConfig::at_start, "also save before the first step");
   ckpt.add("at_end", &CheckpointConfig::at_end, "save after the last step");
+  ckpt.add(
+      "async", &CheckpointConfig::async,
+      "copy the state into host memory (as much as this rank's weights, Adam moments and error feedback) "
+      "and write it on a background thread while training goes on; at most one save in flight");
   ckpt.test_only("fault_kill_rank", &CheckpointConfig::fault_kill_rank, "this rank is killed during a save");
   ckpt.test_only("fault_kill_step", &CheckpointConfig::fault_kill_step, "... in the save at this step");
   ckpt.test_only("fault_kill_after", &CheckpointConfig::fault_kill_after, "... after this many datasets");

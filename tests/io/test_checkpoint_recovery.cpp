@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "io/checkpoint_async.hpp"
 #include "io/checkpoint_test_support.hpp"
 #include "io/resume_choice.hpp"
 
@@ -79,15 +80,23 @@ TEST_CASE("keep K newest by step, `latest` names the newest save, stale temporar
 // (SIGKILL of one rank at ZEROPP_CKPT_FAULT = "datasets:RANK:N", "rename:RANK",
 // "latest:0" or "retention:0") while saving step 2; [.ckpt-fault-check] then
 // loads what "auto" finds (step 1, or step 2 where the kill came after its
-// rename) bitwise, and a further save cleans up and succeeds.
+// rename) bitwise, and a further save cleans up and succeeds. "async:<fault>":
+// the same with the second save asynchronous.
 
 namespace {
 const std::vector<Spec> kFaultSpecs = {{"a", {64, 33}}, {"b", {1000}}, {"c", {7, 9}}, {"d", {3}}};
+// ZEROPP_CKPT_FAULT, and whether it starts with "async:" (the save that dies
+// is asynchronous, io/checkpoint_async.hpp: the kill comes from its thread or its commit).
+std::pair<std::string, bool> fault_setting() {
+  const std::string f = env_or("ZEROPP_CKPT_FAULT", "datasets:1:3");
+  const bool async = f.rfind("async:", 0) == 0;
+  return {async ? f.substr(6) : f, async};
 }
+}  // namespace
 
 TEST_CASE("checkpoint crash test: save, then die in the middle of the next save", "[.ckpt-fault]") {
   const std::string where = env_or("ZEROPP_CKPT_FAULT_DIR", "");
-  const std::string fault = env_or("ZEROPP_CKPT_FAULT", "datasets:1:3");
+  const auto [fault, async] = fault_setting();
   REQUIRE(!where.empty());
   SharedDir dir(where.c_str());
   const int r = rank_in(), p = size_in();
@@ -105,14 +114,20 @@ TEST_CASE("checkpoint crash test: save, then die in the middle of the next save"
   else
     set_checkpoint_fault(fault_rank, CheckpointFault::kBeforeRetention);
   Shards w2(kFaultSpecs, even_split(r, p), true, 2);
-  write_checkpoint(MPI_COMM_WORLD, dir.str(), checkpoint_name(2), w2.groups, sample_meta(2), 1);
+  if (async) {
+    AsyncCheckpointWriter writer(MPI_COMM_WORLD);
+    writer.start(dir.str(), checkpoint_name(2), w2.groups, sample_meta(2), 1, nullptr);
+    writer.finish();
+  } else {
+    write_checkpoint(MPI_COMM_WORLD, dir.str(), checkpoint_name(2), w2.groups, sample_meta(2), 1);
+  }
   clear_checkpoint_fault();
   FAIL("the fault injection did not kill rank " << fault_rank);
 }
 
 TEST_CASE("checkpoint crash test: the previous checkpoint is intact and loadable", "[.ckpt-fault-check]") {
   const std::string where = env_or("ZEROPP_CKPT_FAULT_DIR", "");
-  const std::string fault = env_or("ZEROPP_CKPT_FAULT", "datasets:1:3");
+  const std::string fault = fault_setting().first;
   REQUIRE(!where.empty());
   const int r = rank_in(), p = size_in();
   const bool renamed = fault.rfind("retention", 0) == 0 || fault.rfind("latest", 0) == 0;

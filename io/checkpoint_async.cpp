@@ -1,0 +1,191 @@
+#include "io/checkpoint_async.hpp"
+
+#include <fcntl.h>
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "io/checkpoint_files.hpp"
+#include "io/checkpoint_shards.hpp"
+#include "io/checkpoint_write_steps.hpp"
+#include "io/h5_util.hpp"
+#include "io/phase_timer.hpp"
+#include "kernels/device_memory.hpp"
+#include "src/base/errors.hpp"
+
+// The file holds IEEE float32 little-endian; the thread writes host floats as they are.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "asynchronous checkpoints write native floats");
+
+namespace zeropp {
+using namespace ckpt;
+using namespace h5;
+
+namespace {
+
+// Writes all n bytes at `offset` (pwrite may write fewer); errno on failure.
+bool pwrite_all(int fd, const char* p, size_t n, off_t offset) {
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd, p, n, offset);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= size_t(w);
+    offset += w;
+  }
+  return true;
+}
+
+}  // namespace
+
+AsyncCheckpointWriter::~AsyncCheckpointWriter() { wait(); }
+
+void AsyncCheckpointWriter::wait() {
+  if (thread_.joinable()) thread_.join();
+}
+
+int64_t AsyncCheckpointWriter::snapshot_bytes() const {
+  int64_t n = 0;
+  for (const Part& p : parts_) n += int64_t(p.host.size() * sizeof(float));
+  return n;
+}
+
+void AsyncCheckpointWriter::start(const std::string& dir, const std::string& name, const ShardGroups& groups,
+                                  const CheckpointMeta& meta, int keep, Refusal refuse) {
+  if (in_flight_)
+    fatal("AsyncCheckpointWriter::start", __FILE__, __LINE__, "the save of " + name_ + " is still in flight");
+  QuietHdf5 quiet;
+  const int rank = comm_rank(comm_);
+  PhaseTimer timer("checkpoint start (asynchronous)", rank);
+  check_before_write(comm_, dir, name, groups, meta, true);
+  timer.mark("checks");
+
+  // The snapshot, into buffers kept from the previous save (no new pages
+  // to fault in when the sizes have not changed).
+  snapshot_ = groups;
+  size_t n_parts = 0;
+  for (const auto& gs : groups) n_parts += gs.second.size();
+  parts_.resize(n_parts);
+  size_t k = 0;
+  for (auto& [g, shards] : snapshot_)
+    for (TensorShard& s : shards) {
+      Part& p = parts_[k++];
+      p.host.resize(size_t(s.end - s.begin));
+      if (!p.host.empty()) copy_to_host(CVec<float>(s.data, int64_t(p.host.size())), p.host.data());
+      s.data = p.host.data();
+    }
+  timer.mark("snapshot");
+
+  // The file with every dataset allocated, created by rank 0 alone (one
+  // process's metadata writes cost a fraction of collective ones), and where
+  // each dataset's elements start in it.
+  std::vector<int64_t> starts(n_parts, 0);
+  if (rank == 0) {
+    H5Id fapl = serial_fapl();
+    H5Id file = create_checkpoint_file(join(dir, tmp_name(name)), meta, fapl.get(), H5P_DEFAULT, 0);
+    k = 0;
+    for (const auto& [g, shards] : snapshot_)
+      for (const TensorShard& s : shards) {
+        H5Id d = tensor_dataset(file.get(), g, s);
+        if (numel_of(s.shape) == 0) {
+          ++k;
+          continue;
+        }
+        const haddr_t at = H5Dget_offset(d.get());
+        if (at == HADDR_UNDEF)
+          fatal("H5Dget_offset", __FILE__, __LINE__, "/" + g + "/" + s.name + " has no storage in the file");
+        starts[k++] = int64_t(at);
+      }
+    file.close_checked("H5Fclose(checkpoint)", __FILE__, __LINE__);
+  }
+  ZCHECK_MPI(MPI_Bcast(starts.data(), int(n_parts), MPI_INT64_T, 0, comm_));
+  k = 0;
+  for (const auto& [g, shards] : snapshot_)
+    for (const TensorShard& s : shards) {
+      parts_[k].file_offset = starts[k] + s.begin * int64_t(sizeof(float));
+      ++k;
+    }
+  timer.mark("file");
+
+  rank_ = rank;
+  dir_ = dir;
+  name_ = name;
+  keep_ = keep;
+  refuse_ = std::move(refuse);
+  sums_.assign(n_parts, 0);
+  error_.reset();
+  written_ = false;
+  in_flight_ = true;
+  thread_ = std::thread([this] { write_parts(); });
+}
+
+void AsyncCheckpointWriter::write_parts() {
+  const std::string tmp_path = join(dir_, tmp_name(name_));
+  const int rank = rank_;
+  const int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) error_ = tmp_path + ": cannot open for writing: " + std::strerror(errno);
+  int written = 0;
+  maybe_fault(rank, CheckpointFault::kAfterDatasets, written);
+  size_t k = 0;
+  for (const auto& [g, shards] : snapshot_)
+    for (const TensorShard& s : shards) {
+      const Part& p = parts_[k];
+      if (!error_ && !p.host.empty()) {
+        if (!pwrite_all(fd, reinterpret_cast<const char*>(p.host.data()), p.host.size() * sizeof(float),
+                        off_t(p.file_offset)))
+          error_ = tmp_path + ": cannot write /" + g + "/" + s.name + ": " + std::strerror(errno);
+        sums_[k] = checksum_part(p.host.data(), s.begin, int64_t(p.host.size()));
+      }
+      ++k;
+      maybe_fault(rank, CheckpointFault::kAfterDatasets, ++written);
+    }
+  if (fd >= 0) {
+    if (!error_ && ::fsync(fd) != 0) error_ = tmp_path + ": cannot fsync: " + std::strerror(errno);
+    if (::close(fd) != 0 && !error_) error_ = tmp_path + ": cannot close: " + std::strerror(errno);
+  }
+  if (!error_ && refuse_) error_ = refuse_(snapshot_);
+  written_ = true;
+}
+
+bool AsyncCheckpointWriter::all_written() const {
+  int done = written_ ? 1 : 0;
+  ZCHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &done, 1, MPI_INT, MPI_MIN, comm_));
+  return done == 1;
+}
+
+void AsyncCheckpointWriter::finish() {
+  if (!in_flight_) return;
+  wait();
+  in_flight_ = false;
+  QuietHdf5 quiet;
+  const int rank = comm_rank(comm_);
+  PhaseTimer timer("checkpoint commit (asynchronous)", rank);
+  const std::string tmp_path = join(dir_, tmp_name(name_));
+  try {
+    agree_on_error(comm_, error_);
+  } catch (const Error&) {
+    if (rank == 0) ::unlink(tmp_path.c_str());
+    throw;
+  }
+  // The checksums to rank 0, which adds them to the file alone (as it created it).
+  ZCHECK_MPI(MPI_Reduce(rank == 0 ? MPI_IN_PLACE : sums_.data(), sums_.data(), int(sums_.size()),
+                        MPI_UINT64_T, MPI_SUM, 0, comm_));
+  timer.mark("checksums");
+  if (rank == 0) {
+    H5Id fapl = serial_fapl();
+    H5Id file(ZCHECK_H5(H5Fopen(tmp_path.c_str(), H5F_ACC_RDWR, fapl.get())), H5Fclose);
+    std::vector<H5Id> datasets;
+    for (const auto& [g, shards] : snapshot_)
+      for (const TensorShard& s : shards) {
+        const std::string path = "/" + g + "/" + s.name;
+        datasets.emplace_back(ZCHECK_H5(H5Dopen2(file.get(), path.c_str(), H5P_DEFAULT)), H5Dclose);
+      }
+    write_checksums_and_close(file, datasets, sums_);
+  }
+  timer.mark("attributes+close");
+  maybe_fault(rank, CheckpointFault::kBeforeRename);
+  commit_checkpoint(comm_, dir_, name_, keep_, true, timer);
+}
+
+}  // namespace zeropp
