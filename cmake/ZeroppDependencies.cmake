@@ -2,8 +2,20 @@
 # each as a target that our code links: zeropp::kokkos, zeropp::hdf5,
 # zeropp::blas, zeropp::toml, MPI::MPI_CXX, CLI11::CLI11, nlohmann_json and ICU::uc.
 
-# --- MPI (MPICH; Cray MPICH on Crays) ---------------------------------------
+# --- MPI (MPICH, Cray MPICH on Crays, or Open MPI) ----------------------------
 find_package(MPI REQUIRED COMPONENTS C CXX)
+# Debian names each flavour's parallel HDF5 (h5pcc.mpich, h5pcc.openmpi) and
+# packages (libhdf5-mpich-dev, ...) after it; the tests set launcher options by it.
+include(CheckSymbolExists)
+set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
+check_symbol_exists(OPEN_MPI "mpi.h" ZEROPP_OPEN_MPI)
+unset(CMAKE_REQUIRED_INCLUDES)
+if(ZEROPP_OPEN_MPI)
+  set(ZEROPP_MPI_FLAVOUR openmpi)
+else()
+  set(ZEROPP_MPI_FLAVOUR mpich)
+endif()
+message(STATUS "MPI flavour: ${ZEROPP_MPI_FLAVOUR}")
 
 # --- Kokkos -----------------------------------------------------------------
 # Debian's Trilinos-built Kokkos 3.4 exports Kokkos::kokkos with an include
@@ -40,19 +52,18 @@ endif()
 
 # --- parallel HDF5 ----------------------------------------------------------
 # FindHDF5 picks the serial flavour when libhdf5-dev is installed too: point
-# it at the MPICH flavour first, then refuse anything without H5_HAVE_PARALLEL.
+# it at the MPI's flavour first, then refuse anything without H5_HAVE_PARALLEL.
 set(HDF5_PREFER_PARALLEL TRUE)
-if(NOT HDF5_C_COMPILER_EXECUTABLE AND EXISTS /usr/bin/h5pcc.mpich)
-  set(HDF5_C_COMPILER_EXECUTABLE /usr/bin/h5pcc.mpich)
+if(NOT HDF5_C_COMPILER_EXECUTABLE AND EXISTS /usr/bin/h5pcc.${ZEROPP_MPI_FLAVOUR})
+  set(HDF5_C_COMPILER_EXECUTABLE /usr/bin/h5pcc.${ZEROPP_MPI_FLAVOUR})
 endif()
 find_package(HDF5 REQUIRED COMPONENTS C)
-include(CheckSymbolExists)
 set(CMAKE_REQUIRED_INCLUDES ${HDF5_INCLUDE_DIRS} ${MPI_C_INCLUDE_DIRS})
 check_symbol_exists(H5_HAVE_PARALLEL "H5pubconf.h" ZEROPP_HDF5_PARALLEL)
 unset(CMAKE_REQUIRED_INCLUDES)
 if(NOT ZEROPP_HDF5_PARALLEL)
   message(FATAL_ERROR "HDF5 at ${HDF5_INCLUDE_DIRS} is not parallel (H5_HAVE_PARALLEL unset); "
-                      "install libhdf5-mpich-dev or set HDF5_C_COMPILER_EXECUTABLE to a parallel h5pcc")
+                      "install libhdf5-${ZEROPP_MPI_FLAVOUR}-dev or set HDF5_C_COMPILER_EXECUTABLE to a parallel h5pcc")
 endif()
 add_library(zeropp_hdf5 INTERFACE)
 add_library(zeropp::hdf5 ALIAS zeropp_hdf5)

@@ -16,12 +16,13 @@ common=(--model.n_layer=1 --model.n_embd=32 --model.n_head=2 --model.max_seq_len
         --optim.warmup_steps=2 --zero.ranks_per_node=1 --zero.quantized_weights=true
         --zero.hpz_partition_size=2 --zero.quantized_gradients=true --zero.gradient_error_feedback=true
         --zero.weight_block=32 --zero.gradient_block=32)
-# UCX's cross-memory attach off: with it a peer reads our buffers from inside
-# its own MPI calls; tcp off as well (tests/CMakeLists.txt, the poison entries).
+# UCX's cross-memory attach off (and Open MPI's): with it a peer reads our buffers
+# from inside its own MPI calls; tcp off as well (tests/CMakeLists.txt, the poison entries).
 poisoned() {  # poisoned LOG COMMAND...: COMMAND on 2 ranks in the arena
   local log=$1
   shift
-  ZEROPP_POISON_HOST_ACCESS=1 UCX_TLS='^cma,tcp' timeout 300 "$MPIEXEC" -n 2 "$ZEROPP" "$@" < /dev/null > "$log" 2>&1
+  ZEROPP_POISON_HOST_ACCESS=1 UCX_TLS='^cma,tcp' OMPI_MCA_btl_vader_single_copy_mechanism=none \
+    timeout 300 "$MPIEXEC" -n 2 "$ZEROPP" "$@" < /dev/null > "$log" 2>&1
 }
 train() {  # train LOG OUT_DIR ARGS... (poisoned)
   local log=$1 out=$2

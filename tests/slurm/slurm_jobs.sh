@@ -30,6 +30,10 @@ if [[ $(id -u) -ne 0 ]]; then
   echo "skipped: the Slurm test runs slurmctld and slurmd as root"
   exit 77
 fi
+if [[ ${ZEROPP_MPI_FLAVOUR:-mpich} != mpich ]]; then
+  echo "SKIPPED: the job scripts launch MPICH's way (srun --mpi=pmi2, hydra's -genv); MPI here: $ZEROPP_MPI_FLAVOUR"
+  exit 77
+fi
 unset LD_PRELOAD  # never into the daemons; the job scripts preload for the ranks
 export OPENBLAS_NUM_THREADS=1
 # shellcheck source=tests/slurm/local-slurm.bash
