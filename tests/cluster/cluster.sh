@@ -2,8 +2,9 @@
 # Two nodes of two ranks on scripts/cluster's namespaces, a 1 Gbit/s link each:
 # the nodes are detected from host names (never zero.ranks_per_node), and the
 # cross-node bytes zeropp counts agree with the kernel's counters on the node
-# links. Root only, else SKIPPED (77). ZEROPP_CLUSTER_VARIANTS="zero3 qwz hpz
-# qgz full" checks every variant (default: zero3 full).
+# links; a cyclic placement is refused, a lost node ends the run. Root only,
+# else SKIPPED (77). ZEROPP_CLUSTER_VARIANTS="zero3 qwz hpz qgz full" checks
+# every variant (default: zero3 full).
 #
 # Bytes by difference: runs of S1 and S2 steps, without checkpoints or
 # validation, so that start-up (UCX wire-up, PMI) and teardown cancel. The
@@ -93,5 +94,29 @@ if ((rc != 0)) && [[ $(grep -c . <<< "$msg") -eq 1 && $msg == *"not placed node-
   ok "cyclic placement refused: status $rc, one line"
 else
   bad "cyclic placement: status $rc, '$msg'"
+fi
+# A node lost mid-run (its link down after step 8): the survivors' watchdog
+# (comm.timeout_s) ends the run with a line naming the collective, a non-zero
+# status, and the checkpoint of step 5 readable.
+lost=$work/lost
+timeout 120 "$cluster" mpiexec 2 "$ZEROPP" train inputs/tiny.toml --train.batch_size=1 --train.seq_len=64 \
+  --train.steps=200 --log.every=1 --train.sample_tokens=0 --data.val= --checkpoint.every=5 --comm.timeout_s=10 \
+  --train.out_dir="$lost" > "$work/lost.log" 2>&1 &
+pid=$!
+for _ in $(seq 120); do
+  grep -q '^step 8/' "$work/lost.log" && break
+  sleep 0.5
+done
+ip -n zpc-n1 link set eth0 down
+down_at=$SECONDS
+wait "$pid"
+rc=$?
+took=$((SECONDS - down_at))
+if ((rc != 0 && rc != 124 && took < 40)) && grep -q 'did not complete within 10 s; aborting' "$work/lost.log" &&
+  h5ls "$lost/checkpoints/step_00000005.h5" > /dev/null 2>&1; then
+  ok "node lost: status $rc after $took s, $(grep -m1 'did not complete' "$work/lost.log" | sed 's/^zeropp: //; s/ did not.*//'), step 5 readable"
+else
+  bad "node lost: status $rc after $took s"
+  grep -v '^step' "$work/lost.log" | tail -4
 fi
 finish
