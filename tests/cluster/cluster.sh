@@ -11,7 +11,7 @@
 # kernel's tx_bytes of each node's eth0, summed over nodes, then exceed
 # zeropp's count only by what TCP/IP adds: Ethernet, IP and TCP headers (66
 # bytes, counted once per GSO packet of up to 64 KB on a veth), the ACKs and
-# UCX's own small messages (measured: 1.003-1.006, the most for full ZeRO++,
+# UCX's own small messages (measured: 1.003-1.007, the most for full ZeRO++,
 # whose messages are the smallest). Band 1.000-1.015: below 1 would mean
 # bytes zeropp counts as cross-node took another path (shared memory).
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -86,10 +86,12 @@ for v in ${ZEROPP_CLUSTER_VARIANTS:-zero3 full}; do
     bad "$v: a run failed"
   fi
 done
-# A cyclic placement (rank r on node r mod 2) is refused in one line naming the option.
+# A cyclic placement (rank r on node r mod 2) is refused in one line naming the
+# option (and, when MPI_Finalize then hangs, the bounded finalize's own line).
 msg=$(timeout 120 mpiexec.mpich -launcher ssh -launcher-exec "$cluster" -iface br0 -hosts zpc-n0:1,zpc-n1:1 -n 4 \
   "$ZEROPP" train inputs/tiny.toml --train.steps=1 --train.out_dir="$work/cyclic" 2>&1)
 rc=$?
+msg=$(grep -v 'MPI_Finalize did not return' <<< "$msg")
 if ((rc != 0)) && [[ $(grep -c . <<< "$msg") -eq 1 && $msg == *"not placed node-major"*"mpiexec -ppn 2"* ]]; then
   ok "cyclic placement refused: status $rc, one line"
 else
