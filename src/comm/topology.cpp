@@ -1,5 +1,9 @@
 #include "src/comm/topology.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <vector>
 
@@ -36,8 +40,21 @@ UniqueComm split(MPI_Comm parent, int color, int key) {
   return UniqueComm(c);
 }
 
+// Every rank's host name, in world order (collective).
+std::vector<std::string> host_names(MPI_Comm world, int P) {
+  constexpr int kLen = 256;
+  char mine[kLen] = {};
+  if (gethostname(mine, kLen - 1) != 0) std::snprintf(mine, kLen, "?");
+  std::vector<char> all(size_t(P) * kLen);
+  ZCHECK_MPI(MPI_Allgather(mine, kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, world));
+  std::vector<std::string> names;
+  for (int r = 0; r < P; ++r) names.emplace_back(&all[size_t(r) * kLen]);
+  return names;
+}
+
 // Error message when the detected nodes are not X·Y node-major, or nullopt.
-std::optional<std::string> check_detected(MPI_Comm world, MPI_Comm node_comm, int rank, int P) {
+std::optional<std::string> check_detected(MPI_Comm world, MPI_Comm node_comm, int rank, int P,
+                                          const std::vector<std::string>& names) {
   int x = 0, local = 0;
   ZCHECK_MPI(MPI_Comm_size(node_comm, &x));
   ZCHECK_MPI(MPI_Comm_rank(node_comm, &local));
@@ -49,9 +66,10 @@ std::optional<std::string> check_detected(MPI_Comm world, MPI_Comm node_comm, in
              "); every node must run the same number of ranks";
   // Split-type keeps world order inside a node, so node-major means rank = node·x + local.
   if (rank % x != local)
-    return "ranks are not placed node-major (world rank " + std::to_string(rank) + " is local rank " +
-           std::to_string(local) + " of a node of " + std::to_string(x) +
-           "); place consecutive ranks on the same node";
+    return "ranks are not placed node-major (world rank " + std::to_string(rank) + " on " +
+           names[size_t(rank)] + " is local rank " + std::to_string(local) + " of a node of " +
+           std::to_string(x) + "); place consecutive ranks on the same node (mpiexec -ppn " +
+           std::to_string(x) + ", srun --distribution=block)";
   return std::nullopt;
 }
 
@@ -68,6 +86,7 @@ Topology::Topology(int ranks_per_node, MPI_Comm base) {
   UniqueComm machine(shared);
   ZCHECK_MPI(MPI_Comm_size(shared, &host_ranks));
   ZCHECK_MPI(MPI_Comm_rank(shared, &host_local));
+  const std::vector<std::string> names = host_names(w, P);
   std::optional<std::string> err;
   if (ranks_per_node > 0) {
     emulated = true;
@@ -79,7 +98,7 @@ Topology::Topology(int ranks_per_node, MPI_Comm base) {
   } else if (ranks_per_node < 0) {
     err = "zero.ranks_per_node = " + std::to_string(ranks_per_node) + " must be 0 (detect) or positive";
   } else {
-    err = check_detected(w, shared, rank, P);
+    err = check_detected(w, shared, rank, P, names);
     if (!err) X = host_ranks;
   }
   agree_on_error(w, err);
@@ -88,11 +107,17 @@ Topology::Topology(int ranks_per_node, MPI_Comm base) {
   local = rank % X;
   node_comm = split(w, node, local);
   cross_comm = split(w, local, node);
+  for (int n = 0; n < (emulated ? 1 : Y); ++n) hosts.push_back(names[size_t(n * X)]);
 }
 
 std::string Topology::describe() const {
-  return "P=" + std::to_string(P) + " X=" + std::to_string(X) + " Y=" + std::to_string(Y) +
-         (emulated ? " (emulated)" : "");
+  std::string s = "P=" + std::to_string(P) + " X=" + std::to_string(X) + " Y=" + std::to_string(Y);
+  if (emulated) return s + " (emulated)";
+  constexpr size_t kShown = 8;  // a large job's table row stays short
+  s += " (nodes ";
+  for (size_t n = 0; n < std::min(hosts.size(), kShown); ++n) s += (n ? ", " : "") + hosts[n];
+  if (hosts.size() > kShown) s += ", ... " + hosts.back();
+  return s + ")";
 }
 
 }  // namespace zeropp

@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <string>
+#include <vector>
 
 namespace zeropp {
 
@@ -43,13 +44,17 @@ struct Topology {
   // This process among those on its machine (MPI_COMM_TYPE_SHARED), also when
   // nodes are emulated: what picks a GPU, since emulated nodes share devices.
   int host_local = 0, host_ranks = 1;
+  // Host names of the nodes (gethostname of each node's local rank 0); one
+  // entry when nodes are emulated.
+  std::vector<std::string> hosts;
 
   UniqueComm world;       // duplicate of MPI_COMM_WORLD
   UniqueComm node_comm;   // the X ranks of this node, ordered by local
   UniqueComm cross_comm;  // the Y ranks with this local index, ordered by node
 
   int node_of(int world_rank) const { return world_rank / X; }
-  std::string describe() const;  // "P=4 X=2 Y=2 (emulated)"
+  // "P=4 X=2 Y=2 (emulated)", "P=4 X=2 Y=2 (nodes n0, n1)"
+  std::string describe() const;
 };
 
 }  // namespace zeropp

@@ -1,5 +1,7 @@
 // Topology: emulated layouts, detection on this machine, the machine's local
 // rank, bad ranks_per_node.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include "src/base/errors.hpp"
@@ -53,7 +55,11 @@ TEST_CASE("detected topology: one machine is one node", "[comm]") {
   CHECK_FALSE(t.emulated);
   CHECK(t.X == t.P);
   CHECK(t.Y == 1);
-  CHECK(t.describe() == "P=" + std::to_string(t.P) + " X=" + std::to_string(t.P) + " Y=1");
+  char host[256] = {};
+  REQUIRE(gethostname(host, sizeof host - 1) == 0);
+  CHECK(t.hosts == std::vector<std::string>{host});
+  CHECK(t.describe() ==
+        "P=" + std::to_string(t.P) + " X=" + std::to_string(t.P) + " Y=1 (nodes " + host + ")");
 }
 
 // Emulated nodes share this machine's GPUs: the device is picked by the rank
