@@ -84,8 +84,8 @@ target_compile_options(zeropp_gpu_check PRIVATE -Xcompiler=-Wformat,-Werror=form
 # Host-side tests of the CUDA path: they need no GPU (and pass with one).
 if(ZEROPP_BUILD_TESTS)
   find_package(Catch2 REQUIRED)
-  add_executable(zeropp_cuda_tests tests/main.cpp tests/cuda/test_cuda_host.cpp)
-  target_link_libraries(zeropp_cuda_tests PRIVATE zeropp_cuda zeropp_kernels zeropp::kokkos Catch2::Catch2 zeropp_warnings)
+  add_executable(zeropp_cuda_tests tests/cuda/test_cuda_host.cpp)
+  target_link_libraries(zeropp_cuda_tests PRIVATE zeropp_cuda zeropp_kernels zeropp_test_main zeropp_warnings)
   add_test(NAME cuda_host COMMAND $<TARGET_FILE:zeropp_cuda_tests> "[cuda-host]" --warn NoTests)
   set_tests_properties(cuda_host PROPERTIES TIMEOUT 120)
   # Skipped where a device is present: the test says "SKIPPED:" (one case per entry,
@@ -95,10 +95,10 @@ if(ZEROPP_BUILD_TESTS)
   # Every model kernel of kernels/cuda against its host twin on the device, the
   # entry points' dispatch, and the engine's kernels and memory under a device
   # context; each case says "SKIPPED:" without one (all cases skip together).
-  add_executable(zeropp_cuda_kernel_tests tests/main.cpp tests/cuda/test_cuda_kernels.cpp
+  add_executable(zeropp_cuda_kernel_tests tests/cuda/test_cuda_kernels.cpp
                                           tests/cuda/test_cuda_dispatch.cpp tests/cuda/test_cuda_engine_kernels.cpp
                                           tests/cuda/test_cuda_grad_mode.cpp)
-  target_link_libraries(zeropp_cuda_kernel_tests PRIVATE zeropp_cuda zeropp_kernels zeropp::kokkos Catch2::Catch2
+  target_link_libraries(zeropp_cuda_kernel_tests PRIVATE zeropp_cuda zeropp_kernels zeropp_test_main
                                                          zeropp_warnings)
   add_test(NAME cuda_kernels COMMAND $<TARGET_FILE:zeropp_cuda_kernel_tests> "[cuda-kernels]" --warn NoTests)
   set_tests_properties(cuda_kernels PROPERTIES TIMEOUT 300 SKIP_REGULAR_EXPRESSION "SKIPPED:"
@@ -107,6 +107,6 @@ if(ZEROPP_BUILD_TESTS)
   set_tests_properties(cuda_compare PROPERTIES TIMEOUT 60)
   # The collective tests on the NCCL backend (tests/comm/collective_tests.hpp), as
   # comm_np* runs them on MPI; registered in tests/CMakeLists.txt as comm_nccl_*.
-  add_executable(zeropp_comm_nccl_tests tests/main.cpp tests/cuda/test_communicator_nccl.cpp)
-  target_link_libraries(zeropp_comm_nccl_tests PRIVATE zeropp_cuda zeropp::kokkos Catch2::Catch2 zeropp_warnings)
+  add_executable(zeropp_comm_nccl_tests tests/cuda/test_communicator_nccl.cpp)
+  target_link_libraries(zeropp_comm_nccl_tests PRIVATE zeropp_cuda zeropp_test_main zeropp_warnings)
 endif()
