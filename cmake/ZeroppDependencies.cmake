@@ -104,20 +104,27 @@ elseif(BLA_VENDOR STREQUAL "FLAME")
   target_compile_definitions(zeropp_blas INTERFACE ZEROPP_BLAS_BLIS)
 endif()
 
-# --- oneDNN (bf16 GEMMs of train.precision = bf16) ---------------------------
+# --- oneDNN (bf16 GEMMs of train.precision = bf16, the attention's batched matmul) ---
 # Debian's libdnnl-dev 2.6 (OpenMP runtime). oneDNN picks AMX / AVX512-BF16
 # kernels from the CPU's features at run time (kernels/gemm_bf16.hpp). Its
 # OpenMP threads follow OMP_NUM_THREADS, as OpenBLAS's follow OPENBLAS_NUM_THREADS.
-find_package(dnnl CONFIG QUIET)
-if(NOT TARGET DNNL::dnnl)
-  message(FATAL_ERROR "oneDNN not found (dnnl-config.cmake); install libdnnl-dev (apt-get install -y libdnnl-dev) "
-                      "or set dnnl_DIR to an install's lib/cmake/dnnl")
+# OFF builds kernels/onednn_absent.cpp instead: fp32 only, every GEMM on the BLAS.
+option(ZEROPP_WITH_ONEDNN "oneDNN: bf16 GEMMs (train.precision = bf16) and the attention's batched matmul" ON)
+if(ZEROPP_WITH_ONEDNN)
+  find_package(dnnl CONFIG QUIET)
+  if(NOT TARGET DNNL::dnnl)
+    message(FATAL_ERROR "oneDNN not found (dnnl-config.cmake); install libdnnl-dev (apt-get install -y libdnnl-dev), "
+                        "set dnnl_DIR to an install's lib/cmake/dnnl, or configure with -DZEROPP_WITH_ONEDNN=OFF "
+                        "(fp32 only)")
+  endif()
+  find_package(OpenMP REQUIRED COMPONENTS CXX)
+  message(STATUS "oneDNN ${dnnl_VERSION}: using DNNL::dnnl")
+  add_library(zeropp_dnnl INTERFACE)
+  add_library(zeropp::dnnl ALIAS zeropp_dnnl)
+  target_link_libraries(zeropp_dnnl INTERFACE DNNL::dnnl OpenMP::OpenMP_CXX)
+else()
+  message(STATUS "oneDNN: off (ZEROPP_WITH_ONEDNN=OFF): fp32 only")
 endif()
-find_package(OpenMP REQUIRED COMPONENTS CXX)
-message(STATUS "oneDNN ${dnnl_VERSION}: using DNNL::dnnl")
-add_library(zeropp_dnnl INTERFACE)
-add_library(zeropp::dnnl ALIAS zeropp_dnnl)
-target_link_libraries(zeropp_dnnl INTERFACE DNNL::dnnl OpenMP::OpenMP_CXX)
 
 # --- CLI11 and toml++ -------------------------------------------------------
 find_package(CLI11 REQUIRED)

@@ -8,7 +8,8 @@
 #include "kernels/device_dispatch.hpp"
 #include "kernels/device_memory.hpp"
 #include "kernels/gemm.hpp"
-#include "kernels/onednn_matmul.hpp"
+#include "kernels/onednn.hpp"
+#include "src/base/build_features.hpp"
 
 namespace zeropp {
 
@@ -23,7 +24,11 @@ BatchedKernel choose_batched_kernel(bool onednn_avx512, int threads) {
   return onednn_avx512 && threads == 1 ? BatchedKernel::OneDnn : BatchedKernel::Blas;
 }
 
-void force_batched_kernel(std::optional<BatchedKernel> k) { forced_kernel() = k; }
+void force_batched_kernel(std::optional<BatchedKernel> k) {
+  if (k == BatchedKernel::OneDnn && !onednn_in_build())
+    throw std::invalid_argument("batched GEMM kernel 'onednn': this build has no oneDNN");
+  forced_kernel() = k;
+}
 
 std::optional<BatchedKernel> parse_batched_kernel(const std::string& name) {
   if (name == "auto") return std::nullopt;
@@ -33,7 +38,7 @@ std::optional<BatchedKernel> parse_batched_kernel(const std::string& name) {
 }
 
 BatchedKernel batched_kernel() {
-  static const bool avx512 = onednn_has_isa(dnnl::cpu_isa::avx512_core);
+  static const bool avx512 = onednn_has_avx512();
   return forced_kernel().value_or(choose_batched_kernel(avx512, omp_get_max_threads()));
 }
 
@@ -49,9 +54,9 @@ void gemm_strided_batched(Trans ta, Trans tb, int M, int N, int K, T alpha, cons
   if constexpr (std::is_same_v<T, float>) {
     if (batched_kernel() == BatchedKernel::OneDnn && K > 0) {
       const DeviceAccess access;  // a kernel outside Kokkos' callbacks, as the BLAS in gemm()
-      onednn_matmul({dnnl::memory::data_type::f32, ta, tb, M, N, K, batch, lda, ldb, ldc, strideA, strideB,
-                     strideC, alpha, beta},
-                    A, B, C);
+      onednn_matmul(
+          {MatmulType::F32, ta, tb, M, N, K, batch, lda, ldb, ldc, strideA, strideB, strideC, alpha, beta}, A,
+          B, C);
       return;
     }
   }

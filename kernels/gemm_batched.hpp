@@ -32,7 +32,8 @@ enum class BatchedKernel {
 // (`threads`, set_gemm_threads): OneDnn with AVX-512 and one thread, else Blas.
 BatchedKernel choose_batched_kernel(bool onednn_avx512, int threads);
 
-// Forces a kernel; nullopt returns to choose_batched_kernel's.
+// Forces a kernel; nullopt returns to choose_batched_kernel's. OneDnn in a
+// build without oneDNN throws std::invalid_argument.
 void force_batched_kernel(std::optional<BatchedKernel> k);
 
 // force_batched_kernel(k) for one scope, then back to the rule (tests and

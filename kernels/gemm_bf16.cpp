@@ -2,16 +2,15 @@
 
 #include <omp.h>
 
-#include <map>
 #include <stdexcept>
-#include <tuple>
 #include <type_traits>
 #include <vector>
 
 #include "kernels/convert.hpp"
 #include "kernels/device_dispatch.hpp"
-#include "kernels/onednn_matmul.hpp"
+#include "kernels/onednn.hpp"
 #include "src/base/bf16.hpp"
+#include "src/base/build_features.hpp"
 
 namespace zeropp {
 
@@ -30,25 +29,11 @@ int64_t stored_extent(int ld, Stored s) {
 
 // Rounds the stored [rows, cols] fp32 matrix (leading dimension ld) into a
 // packed bf16 buffer (leading dimension cols), through oneDNN's vectorised
-// conversion (round to nearest even, NaN kept; a scalar loop costs as much
-// as the product itself on the model's shapes).
+// conversion (a scalar loop costs as much as the product itself on the
+// model's shapes).
 void pack_bf16(const float* x, int ld, Stored s, std::vector<uint16_t>& out) {
   out.resize(size_t(s.rows) * size_t(s.cols));
-  using dt = dnnl::memory::data_type;
-  const dnnl::memory::desc src_md({s.rows, s.cols}, dt::f32, dnnl::memory::dims{ld, 1});
-  const dnnl::memory::desc dst_md({s.rows, s.cols}, dt::bf16, dnnl::memory::dims{s.cols, 1});
-  // One reorder per shape, as for the matmuls (onednn_matmul.hpp).
-  static std::map<std::tuple<int, int, int>, dnnl::reorder> cache;
-  const auto key = std::make_tuple(s.rows, s.cols, ld);
-  auto it = cache.find(key);
-  if (it == cache.end())
-    it = cache
-             .emplace(key, dnnl::reorder(dnnl::reorder::primitive_desc(onednn_engine(), src_md,
-                                                                       onednn_engine(), dst_md)))
-             .first;
-  dnnl::memory src(src_md, onednn_engine(), const_cast<float*>(x)), dst(dst_md, onednn_engine(), out.data());
-  it->second.execute(onednn_stream(), src, dst);
-  onednn_stream().wait();
+  onednn_round_to_bf16(x, s.rows, s.cols, ld, out.data());
 }
 
 // The stored matrix (same leading dimension) with every element rounded to
@@ -70,11 +55,11 @@ void rounded_copy_fast(const float* x, int ld, Stored s, std::vector<float>& out
 // AVX512-BF16, emulated on plain AVX-512; none below (AVX2 and older, or
 // DNNL_MAX_CPU_ISA capping it).
 bool onednn_has_bf16_matmul() {
-  static const bool yes = onednn_has_isa(dnnl::cpu_isa::avx512_core);
+  static const bool yes = onednn_has_avx512();
   return yes;
 }
-bool onednn_has_amx() {
-  static const bool yes = onednn_has_isa(dnnl::cpu_isa::avx512_core_amx);
+bool onednn_on_amx() {
+  static const bool yes = onednn_has_amx();
   return yes;
 }
 
@@ -91,12 +76,12 @@ Bf16Kernel choose_bf16_kernel(bool onednn_bf16, bool amx) {
 
 void force_bf16_kernel(std::optional<Bf16Kernel> k) {
   if (k == Bf16Kernel::OneDnn && !onednn_has_bf16_matmul())
-    throw std::invalid_argument("oneDNN has no bf16 matmul on this CPU (" + onednn_version_isa() + ")");
+    throw std::invalid_argument("no oneDNN bf16 matmul here (" + onednn_version_isa() + ")");
   forced_kernel() = k;
 }
 
 Bf16Kernel bf16_kernel() {
-  return forced_kernel().value_or(choose_bf16_kernel(onednn_has_bf16_matmul(), onednn_has_amx()));
+  return forced_kernel().value_or(choose_bf16_kernel(onednn_has_bf16_matmul(), onednn_on_amx()));
 }
 
 void gemm_bf16(Trans ta, Trans tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
@@ -115,8 +100,7 @@ void gemm_bf16(Trans ta, Trans tb, int M, int N, int K, float alpha, const float
   const Stored sa = stored(ta, M, K), sb = stored(tb, K, N);
   pack_bf16(A, lda, sa, a16);
   pack_bf16(B, ldb, sb, b16);
-  const MatmulShape shape{
-      dnnl::memory::data_type::bf16, ta, tb, M, N, K, 1, sa.cols, sb.cols, ldc, 0, 0, 0, alpha, beta};
+  const MatmulShape shape{MatmulType::BF16, ta, tb, M, N, K, 1, sa.cols, sb.cols, ldc, 0, 0, 0, alpha, beta};
   onednn_matmul(shape, a16.data(), b16.data(), C);
 }
 
@@ -148,14 +132,12 @@ std::string gemm_bf16_backend_name() {
   const std::string onednn = onednn_version_isa();
   if (bf16_kernel() == Bf16Kernel::RoundedBlas)
     return gemm_backend_name() + " on bf16-rounded operands (" + onednn +
-           (onednn_has_bf16_matmul() ? ": no AMX)" : ": no bf16 matmul)");
-  // AVX512-BF16 and AMX have bf16 dot-product instructions; plain AVX-512
-  // up-converts the bf16 operands and runs fp32 kernels.
-  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
-  const bool native = isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+           (!onednn_in_build()         ? ")"
+            : onednn_has_bf16_matmul() ? ": no AMX)"
+                                       : ": no bf16 matmul)");
   const int threads = omp_get_max_threads();
-  return onednn + (native ? " (native bf16)" : " (bf16 emulated)") + ", " + std::to_string(threads) +
-         (threads == 1 ? " thread" : " threads");
+  return onednn + (onednn_native_bf16() ? " (native bf16)" : " (bf16 emulated)") + ", " +
+         std::to_string(threads) + (threads == 1 ? " thread" : " threads");
 }
 
 }  // namespace zeropp

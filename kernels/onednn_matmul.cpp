@@ -1,10 +1,18 @@
-#include "kernels/onednn_matmul.hpp"
-
+// kernels/onednn.hpp on oneDNN's matmul: one CPU engine and stream, and one
+// primitive per product shape, cached (creating one generates its kernel,
+// which costs far more than a small product; the model repeats a few shapes).
+// Not thread-safe: the model calls its kernels from one thread (the library
+// may use several inside a product).
+#include <dnnl.hpp>
 #include <map>
 #include <tuple>
 #include <utility>
 
+#include "kernels/onednn.hpp"
+
 namespace zeropp {
+
+namespace {
 
 dnnl::engine& onednn_engine() {
   static dnnl::engine e(dnnl::engine::kind::cpu, 0);
@@ -16,9 +24,10 @@ dnnl::stream& onednn_stream() {
   return s;
 }
 
-namespace {
-
 using dims = dnnl::memory::dims;
+using dt = dnnl::memory::data_type;
+
+dt data_type(MatmulType t) { return t == MatmulType::BF16 ? dt::bf16 : dt::f32; }
 
 // The logical [batch,] rows x cols view of an operand stored as op(X) (X^T
 // when t = T) with leading dimension ld and batch stride `stride`.
@@ -33,8 +42,8 @@ struct Descs {
   dnnl::memory::desc a, b, c;
 };
 Descs descs(const MatmulShape& s) {
-  return {operand_desc(s.ab, s.ta, s.batch, s.M, s.K, s.lda, s.stride_a),
-          operand_desc(s.ab, s.tb, s.batch, s.K, s.N, s.ldb, s.stride_b),
+  return {operand_desc(data_type(s.ab), s.ta, s.batch, s.M, s.K, s.lda, s.stride_a),
+          operand_desc(data_type(s.ab), s.tb, s.batch, s.K, s.N, s.ldb, s.stride_b),
           operand_desc(dnnl::memory::data_type::f32, Trans::N, s.batch, s.M, s.N, s.ldc, s.stride_c)};
 }
 
@@ -100,9 +109,37 @@ void onednn_matmul(const MatmulShape& s, const void* A, const void* B, float* C)
   onednn_stream().wait();
 }
 
-bool onednn_has_isa(dnnl::cpu_isa want) {
+void onednn_round_to_bf16(const float* x, int rows, int cols, int64_t ld, uint16_t* out) {
+  const dnnl::memory::desc src_md({rows, cols}, dt::f32, dims{ld, 1});
+  const dnnl::memory::desc dst_md({rows, cols}, dt::bf16, dims{cols, 1});
+  // One reorder per shape, as for the matmuls.
+  static std::map<std::tuple<int, int, int64_t>, dnnl::reorder> cache;
+  const auto key = std::make_tuple(rows, cols, ld);
+  auto it = cache.find(key);
+  if (it == cache.end())
+    it = cache
+             .emplace(key, dnnl::reorder(dnnl::reorder::primitive_desc(onednn_engine(), src_md,
+                                                                       onednn_engine(), dst_md)))
+             .first;
+  dnnl::memory src(src_md, onednn_engine(), const_cast<float*>(x)), dst(dst_md, onednn_engine(), out);
+  it->second.execute(onednn_stream(), src, dst);
+  onednn_stream().wait();
+}
+
+namespace {
+bool has_isa(dnnl::cpu_isa want) {
   const auto isa = unsigned(dnnl::get_effective_cpu_isa()), w = unsigned(want);
   return (isa & w) == w;
+}
+}  // namespace
+
+bool onednn_has_avx512() { return has_isa(dnnl::cpu_isa::avx512_core); }
+bool onednn_has_amx() { return has_isa(dnnl::cpu_isa::avx512_core_amx); }
+bool onednn_native_bf16() {
+  // AVX512-BF16 and AMX have bf16 dot-product instructions; plain AVX-512
+  // up-converts the bf16 operands and runs fp32 kernels.
+  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
 }
 
 std::string onednn_version_isa() {

@@ -76,6 +76,7 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   rows.emplace_back("BLAS", gemm_backend_name());
   rows.emplace_back("BLAS kernels", blas_kernels_summary());
   rows.emplace_back("elementwise kernels", elementwise_kernels_name());
+  rows.emplace_back("oneDNN", onednn_description());
   rows.emplace_back("batched GEMM", gemm_batched_backend_name());
   rows.emplace_back("precision",
                     t.precision == "bf16" ? "bf16 GEMMs on " + gemm_bf16_backend_name() : "fp32");

@@ -116,8 +116,9 @@ std::vector<Key> build_table() {
             "seconds: save and stop (status 3) before this much wall time has passed (0: no limit)",
             {non_negative()});
   train.add("precision", &TrainConfig::precision,
-            "operands of the model's matrix products: fp32, or bf16 with fp32 accumulation (oneDNN; master "
-            "weights, Adam moments, norms, softmax and loss stay fp32)",
+            "operands of the model's matrix products: fp32, or bf16 with fp32 accumulation (oneDNN: not in "
+            "builds configured with ZEROPP_WITH_ONEDNN=OFF; master weights, Adam moments, norms, softmax and "
+            "loss stay fp32)",
             {one_of({"fp32", "bf16"})});
   train.add("threads", &TrainConfig::threads,
             "threads per rank of the GEMM libraries (OpenBLAS, oneDNN) and of the elementwise kernels "
@@ -127,7 +128,8 @@ std::vector<Key> build_table() {
   train.add(
       "batched_gemm", &TrainConfig::batched_gemm,
       "kernel of the attention's batched fp32 GEMMs: auto (oneDNN's matmul where oneDNN has AVX-512 and the "
-      "GEMMs run one thread, else the BLAS), blas (one call per product) or onednn",
+      "GEMMs run one thread, else the BLAS), blas (one call per product) or onednn (not in builds "
+      "configured with ZEROPP_WITH_ONEDNN=OFF)",
       {one_of({"auto", "blas", "onednn"})});
   train.add("device", &TrainConfig::device,
             "where the step computes: host (the CPU), or cuda (one GPU per rank, chosen by the rank's index "

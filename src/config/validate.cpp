@@ -1,4 +1,5 @@
 // Validation: each key's own checks (the table), then the rules between keys.
+#include "src/base/build_features.hpp"
 #include "src/base/errors.hpp"
 #include "src/config/config.hpp"
 #include "src/config/key_value.hpp"
@@ -7,7 +8,10 @@ namespace zeropp {
 
 namespace {
 
-// A rule between keys, reported against `key`.
+constexpr const char* kNoOneDnn =
+    "needs oneDNN, and this build has none (configured with -DZEROPP_WITH_ONEDNN=OFF)";
+
+// A rule between keys (or between a key and the build), reported against `key`.
 struct Rule {
   const char* key;
   bool (*ok)(const Config&);
@@ -45,6 +49,12 @@ const Rule kRules[] = {
      }},
     {"train.tf32", [](const Config& c) { return !c.train.tf32 || c.train.device == "cuda"; },
      [](const Config&) { return std::string("applies to cuBLAS only: needs train.device = \"cuda\""); }},
+    // Refused, never replaced: a deck asking for oneDNN's kernels gets them or stops.
+    {"train.precision", [](const Config& c) { return c.train.precision != "bf16" || onednn_in_build(); },
+     [](const Config&) { return std::string(kNoOneDnn) + "; use \"fp32\""; }},
+    {"train.batched_gemm",
+     [](const Config& c) { return c.train.batched_gemm != "onednn" || onednn_in_build(); },
+     [](const Config&) { return std::string(kNoOneDnn) + "; use \"auto\" or \"blas\""; }},
 };
 
 [[noreturn]] void invalid(const Key& k, const Config& c, const std::string& why) {

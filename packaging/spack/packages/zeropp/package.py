@@ -1,18 +1,23 @@
-# Spack recipe for zeropp. Use it from a checkout as a package repository and
-# build that checkout (no download; `git` below is where `spack install` fetches):
+# Spack recipe for zeropp. The project has no public download, so the recipe
+# names no URL: Spack builds a checkout in place (`spack develop`, `spack
+# dev-build`: nothing is fetched), and a site that keeps a copy of the
+# repository names it in its packages.yaml (README, "Spack"):
+#   packages:
+#     zeropp:
+#       package_attributes:
+#         git: <the site's clone URL>
+# From the checkout's top folder:
 #   spack repo add packaging/spack
-#   spack dev-build zeropp@main                      # CPU: MPI, parallel HDF5, OpenBLAS, oneDNN
-#   spack dev-build zeropp@main +cuda cuda_arch=90   # and the CUDA path (cuBLAS, NCCL)
-# Its dependency list is checked against CMake's find_package calls by
-# tests/packaging/lint_spack.py (ctest: packaging_spack_lint).
+#   spack dev-build zeropp@=main                       # CPU: MPI, parallel HDF5, OpenBLAS, oneDNN
+#   spack dev-build zeropp@=main +cuda cuda_arch=90    # and the CUDA path (cuBLAS, NCCL)
+#   spack dev-build zeropp@=main ~onednn               # fp32 only, no oneDNN
+# Its dependencies and variants are checked against CMake's find_package calls
+# and options by tests/packaging/lint_spack.py (ctest: packaging_spack_lint).
 from spack.package import *
 
 
 class Zeropp(CMakePackage, CudaPackage):
     """ZeRO-3 / ZeRO++ training of GPT-style transformers over MPI."""
-
-    homepage = "https://github.com/zeropp/zeropp"
-    git = "https://github.com/zeropp/zeropp.git"
 
     version("main", branch="main")
 
@@ -23,6 +28,12 @@ class Zeropp(CMakePackage, CudaPackage):
         multi=False,
         description="CPU BLAS behind the fp32 GEMMs (CMake's BLA_VENDOR OpenBLAS or FLAME)",
     )
+    variant(
+        "onednn",
+        default=True,
+        description="oneDNN: bf16 GEMMs (train.precision = bf16) and the attention's batched matmul; "
+        "without it fp32 only, every GEMM on the BLAS",
+    )
 
     depends_on("cmake@3.20:", type="build")
     depends_on("mpi")
@@ -30,9 +41,8 @@ class Zeropp(CMakePackage, CudaPackage):
     depends_on("kokkos@3.4:")
     depends_on("openblas threads=openmp", when="blas=openblas")
     depends_on("blis threads=openmp", when="blas=blis")
-    # The bf16 GEMMs (train.precision = bf16); oneDNN picks AMX/AVX512-BF16 at run time
-    # and emulates bf16 elsewhere, so it is always built in.
-    depends_on("onednn")
+    # oneDNN picks AMX/AVX512-BF16 at run time and emulates bf16 elsewhere.
+    depends_on("onednn", when="+onednn")
     depends_on("cli11")
     depends_on("tomlplusplus")
     depends_on("nlohmann-json@3:")
@@ -44,6 +54,7 @@ class Zeropp(CMakePackage, CudaPackage):
         spec = self.spec
         args = [
             self.define_from_variant("ZEROPP_ENABLE_CUDA", "cuda"),
+            self.define_from_variant("ZEROPP_WITH_ONEDNN", "onednn"),
             self.define("ZEROPP_BUILD_TESTS", self.run_tests),
             self.define("BLA_VENDOR", "OpenBLAS" if spec.satisfies("blas=openblas") else "FLAME"),
             # Else FindHDF5 may take a system's h5pcc (cmake/ZeroppDependencies.cmake prefers Debian's).
