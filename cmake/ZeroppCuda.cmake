@@ -48,6 +48,7 @@ set_source_files_properties(${zeropp_cuda_ops} PROPERTIES COMPILE_OPTIONS "--fma
 add_library(zeropp_cuda_kernels STATIC
   ${zeropp_cuda_ops}
   kernels/cuda/quantize.cu
+  kernels/cuda/quant_fp8.cu
   kernels/cuda/comm_kernels.cu
   kernels/cuda/gemm_cublas.cpp
   kernels/cuda/gemm_bf16.cpp)
@@ -97,7 +98,7 @@ if(ZEROPP_BUILD_TESTS)
   # context; each case says "SKIPPED:" without one (all cases skip together).
   add_executable(zeropp_cuda_kernel_tests tests/cuda/test_cuda_kernels.cpp
                                           tests/cuda/test_cuda_dispatch.cpp tests/cuda/test_cuda_engine_kernels.cpp
-                                          tests/cuda/test_cuda_grad_mode.cpp)
+                                          tests/cuda/test_cuda_grad_mode.cpp tests/cuda/test_cuda_quant_fp8.cpp)
   target_link_libraries(zeropp_cuda_kernel_tests PRIVATE zeropp_cuda zeropp_kernels zeropp_test_main
                                                          zeropp_warnings)
   add_test(NAME cuda_kernels COMMAND $<TARGET_FILE:zeropp_cuda_kernel_tests> "[cuda-kernels]" --warn NoTests)

@@ -6,11 +6,13 @@
 
 #include <cerrno>
 #include <cstring>
+#include <exception>
 
 #include "io/checkpoint_files.hpp"
 #include "io/checkpoint_shards.hpp"
 #include "io/checkpoint_write_steps.hpp"
 #include "io/h5_util.hpp"
+#include "io/hdf5_lock.hpp"
 #include "io/phase_timer.hpp"
 #include "kernels/device_memory.hpp"
 #include "src/base/errors.hpp"
@@ -39,10 +41,24 @@ bool pwrite_all(int fd, const char* p, size_t n, off_t offset) {
 
 }  // namespace
 
-AsyncCheckpointWriter::~AsyncCheckpointWriter() { wait(); }
+AsyncCheckpointWriter::~AsyncCheckpointWriter() { join_thread(); }
 
-void AsyncCheckpointWriter::wait() {
+void AsyncCheckpointWriter::join_thread() {
   if (thread_.joinable()) thread_.join();
+}
+
+void AsyncCheckpointWriter::launch(void (AsyncCheckpointWriter::*work)()) {
+  join_thread();
+  error_.reset();
+  done_ = false;
+  thread_ = std::thread([this, work] {
+    try {
+      (this->*work)();
+    } catch (const std::exception& e) {
+      if (!error_) error_ = e.what();
+    }
+    done_ = true;
+  });
 }
 
 int64_t AsyncCheckpointWriter::snapshot_bytes() const {
@@ -53,9 +69,8 @@ int64_t AsyncCheckpointWriter::snapshot_bytes() const {
 
 void AsyncCheckpointWriter::start(const std::string& dir, const std::string& name, const ShardGroups& groups,
                                   const CheckpointMeta& meta, int keep, Refusal refuse) {
-  if (in_flight_)
+  if (in_flight())
     fatal("AsyncCheckpointWriter::start", __FILE__, __LINE__, "the save of " + name_ + " is still in flight");
-  QuietHdf5 quiet;
   const int rank = comm_rank(comm_);
   PhaseTimer timer("checkpoint start (asynchronous)", rank);
   check_before_write(comm_, dir, name, groups, meta, true);
@@ -77,47 +92,37 @@ void AsyncCheckpointWriter::start(const std::string& dir, const std::string& nam
     }
   timer.mark("snapshot");
 
-  // The file with every dataset allocated, created by rank 0 alone (one
-  // process's metadata writes cost a fraction of collective ones), and where
-  // each dataset's elements start in it.
-  std::vector<int64_t> starts(n_parts, 0);
-  if (rank == 0) {
-    H5Id fapl = serial_fapl();
-    H5Id file = create_checkpoint_file(join(dir, tmp_name(name)), meta, fapl.get(), H5P_DEFAULT, 0);
-    k = 0;
-    for (const auto& [g, shards] : snapshot_)
-      for (const TensorShard& s : shards) {
-        H5Id d = tensor_dataset(file.get(), g, s);
-        if (numel_of(s.shape) == 0) {
-          ++k;
-          continue;
-        }
-        const haddr_t at = H5Dget_offset(d.get());
-        if (at == HADDR_UNDEF)
-          fatal("H5Dget_offset", __FILE__, __LINE__, "/" + g + "/" + s.name + " has no storage in the file");
-        starts[k++] = int64_t(at);
-      }
-    file.close_checked("H5Fclose(checkpoint)", __FILE__, __LINE__);
-  }
-  ZCHECK_MPI(MPI_Bcast(starts.data(), int(n_parts), MPI_INT64_T, 0, comm_));
-  k = 0;
-  for (const auto& [g, shards] : snapshot_)
-    for (const TensorShard& s : shards) {
-      parts_[k].file_offset = starts[k] + s.begin * int64_t(sizeof(float));
-      ++k;
-    }
-  timer.mark("file");
-
   rank_ = rank;
   dir_ = dir;
   name_ = name;
+  meta_ = meta;
   keep_ = keep;
   refuse_ = std::move(refuse);
+  starts_.assign(n_parts, 0);
   sums_.assign(n_parts, 0);
   error_.reset();
-  written_ = false;
-  in_flight_ = true;
-  thread_ = std::thread([this] { write_parts(); });
+  phase_ = Phase::kCreating;
+  if (rank == 0) launch(&AsyncCheckpointWriter::create_file);
+}
+
+void AsyncCheckpointWriter::create_file() {
+  LibraryLock lock;
+  QuietHdf5 quiet;
+  H5Id fapl = serial_fapl();
+  H5Id file = create_checkpoint_file(join(dir_, tmp_name(name_)), meta_, fapl.get(), H5P_DEFAULT, 0);
+  size_t k = 0;
+  for (const auto& [g, shards] : snapshot_)
+    for (const TensorShard& s : shards) {
+      H5Id d = tensor_dataset(file.get(), g, s);
+      if (numel_of(s.shape) == 0) {
+        ++k;
+        continue;
+      }
+      const haddr_t at = H5Dget_offset(d.get());
+      if (at == HADDR_UNDEF) throw Error(name_ + ": /" + g + "/" + s.name + " has no storage in the file");
+      starts_[k++] = int64_t(at);
+    }
+  file.close_checked("H5Fclose(checkpoint)", __FILE__, __LINE__);
 }
 
 void AsyncCheckpointWriter::write_parts() {
@@ -145,35 +150,15 @@ void AsyncCheckpointWriter::write_parts() {
     if (::close(fd) != 0 && !error_) error_ = tmp_path + ": cannot close: " + std::strerror(errno);
   }
   if (!error_ && refuse_) error_ = refuse_(snapshot_);
-  written_ = true;
 }
 
-bool AsyncCheckpointWriter::all_written() const {
-  int done = written_ ? 1 : 0;
-  ZCHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &done, 1, MPI_INT, MPI_MIN, comm_));
-  return done == 1;
-}
-
-void AsyncCheckpointWriter::finish() {
-  if (!in_flight_) return;
-  wait();
-  in_flight_ = false;
-  QuietHdf5 quiet;
-  const int rank = comm_rank(comm_);
-  PhaseTimer timer("checkpoint commit (asynchronous)", rank);
-  const std::string tmp_path = join(dir_, tmp_name(name_));
-  try {
-    agree_on_error(comm_, error_);
-  } catch (const Error&) {
-    if (rank == 0) ::unlink(tmp_path.c_str());
-    throw;
-  }
-  // The checksums to rank 0, which adds them to the file alone (as it created it).
-  ZCHECK_MPI(MPI_Reduce(rank == 0 ? MPI_IN_PLACE : sums_.data(), sums_.data(), int(sums_.size()),
-                        MPI_UINT64_T, MPI_SUM, 0, comm_));
-  timer.mark("checksums");
-  if (rank == 0) {
+void AsyncCheckpointWriter::commit_file() {
+  PhaseTimer timer("checkpoint commit (asynchronous, rank 0's thread)", 0);
+  {
+    LibraryLock lock;
+    QuietHdf5 quiet;
     H5Id fapl = serial_fapl();
+    const std::string tmp_path = join(dir_, tmp_name(name_));
     H5Id file(ZCHECK_H5(H5Fopen(tmp_path.c_str(), H5F_ACC_RDWR, fapl.get())), H5Fclose);
     std::vector<H5Id> datasets;
     for (const auto& [g, shards] : snapshot_)
@@ -184,8 +169,64 @@ void AsyncCheckpointWriter::finish() {
     write_checksums_and_close(file, datasets, sums_);
   }
   timer.mark("attributes+close");
-  maybe_fault(rank, CheckpointFault::kBeforeRename);
-  commit_checkpoint(comm_, dir_, name_, keep_, true, timer);
+  maybe_fault(0, CheckpointFault::kBeforeRename);
+  error_ = fsync_temporary(dir_, name_);
+  timer.mark("fsync");
+  if (!error_) error_ = rename_into_place(dir_, name_, keep_, true, timer);
+}
+
+void AsyncCheckpointWriter::fail() {
+  phase_ = Phase::kIdle;
+  if (rank_ == 0) ::unlink(join(dir_, tmp_name(name_)).c_str());
+}
+
+bool AsyncCheckpointWriter::step(bool wait) {
+  if (!in_flight()) return true;
+  if (wait) join_thread();
+  int done = done_ ? 1 : 0;
+  ZCHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &done, 1, MPI_INT, MPI_MIN, comm_));
+  if (!done) return false;
+  join_thread();
+  try {
+    agree_on_error(comm_, error_);
+  } catch (const Error&) {
+    fail();
+    throw;
+  }
+  switch (phase_) {
+    case Phase::kCreating: {
+      ZCHECK_MPI(MPI_Bcast(starts_.data(), int(starts_.size()), MPI_INT64_T, 0, comm_));
+      size_t k = 0;
+      for (const auto& [g, shards] : snapshot_)
+        for (const TensorShard& s : shards) {
+          parts_[k].file_offset = starts_[k] + s.begin * int64_t(sizeof(float));
+          ++k;
+        }
+      phase_ = Phase::kWriting;
+      launch(&AsyncCheckpointWriter::write_parts);
+      return false;
+    }
+    case Phase::kWriting:
+      // Before the reduction: rank 0 cannot complete it, nor rename, without this rank.
+      if (rank_ != 0) maybe_fault(rank_, CheckpointFault::kBeforeRename);
+      ZCHECK_MPI(MPI_Reduce(rank_ == 0 ? MPI_IN_PLACE : sums_.data(), sums_.data(), int(sums_.size()),
+                            MPI_UINT64_T, MPI_SUM, 0, comm_));
+      phase_ = Phase::kCommitting;
+      if (rank_ == 0) launch(&AsyncCheckpointWriter::commit_file);
+      return false;
+    case Phase::kCommitting:
+    case Phase::kIdle:
+      break;
+  }
+  phase_ = Phase::kIdle;
+  return true;
+}
+
+bool AsyncCheckpointWriter::advance() { return step(false); }
+
+void AsyncCheckpointWriter::finish() {
+  while (!step(true)) {
+  }
 }
 
 }  // namespace zeropp

@@ -1,34 +1,38 @@
 // Asynchronous checkpoint saves: the step's state is copied into host
-// buffers (a device-to-host copy in a GPU run) and written by a background
-// thread while training goes on. The file, its checksums and the commit are
-// exactly write_checkpoint's (io/checkpoint.hpp): one parallel-HDF5 file
-// written as ".<name>.tmp", renamed into place, then `latest` and retention.
+// buffers (a device-to-host copy in a GPU run) and written by background
+// threads while training goes on. The file, its checksums and the commit are
+// exactly write_checkpoint's (io/checkpoint.hpp): one HDF5 file written as
+// ".<name>.tmp", renamed into place, then `latest` and retention.
 //
 // Threads and MPI. The process initialises MPI with MPI_THREAD_FUNNELED
-// (src/app/main.cpp), and HDF5 is not thread-safe, so the background thread
-// makes no MPI and no HDF5 call. The save runs in three parts:
-//  1. start (main thread, collective): the checks write_checkpoint makes, the
-//     snapshot, then the file: rank 0 alone creates it (serial HDF5: one
+// (src/app/main.cpp), so the background threads make no MPI call; HDF5 is
+// not thread-safe, so rank 0's thread makes its HDF5 calls holding the
+// process's HDF5 lock (io/hdf5_lock.hpp), as the main thread's metrics
+// writes do. The save runs in phases; the main thread moves it from one to
+// the next at step boundaries (advance), once every rank's thread is done:
+//  1. start (collective): the checks write_checkpoint makes and the
+//     snapshot; rank 0's thread creates the file alone (serial HDF5: one
 //     process's metadata writes cost a fraction of collective ones) with its
 //     metadata and every tensor dataset allocated (contiguous, never filled)
-//     but not written, closes it and broadcasts where each dataset's elements
-//     start (H5Dget_offset): a rank's flat range is one byte range of the file.
-//  2. write (background thread, one per rank, POSIX only): pwrite of the
-//     rank's ranges from the snapshot at those offsets, the checksum of each
-//     part, the caller's refusal check on the snapshot, fsync, close.
-//  3. commit (main thread, collective: finish, called at a step boundary
-//     once every rank's thread is done (all_written) or to wait for it): the
-//     ranks agree on errors and reduce the checksums to rank 0, which reopens
-//     the file alone to add the checksum attributes; then the commit of
-//     write_checkpoint (fsync, rename, `latest`, retention).
-// Every rank calls start, all_written and finish at the same points (the training
+//     but not written, and finds where each dataset's elements start
+//     (H5Dget_offset): a rank's flat range is one byte range of the file.
+//  2. write (after a broadcast of those offsets): every rank's thread, POSIX
+//     only, pwrites its ranges from the snapshot, sums each part's checksum,
+//     runs the caller's refusal check on the snapshot, fsyncs and closes.
+//  3. commit (after an agreement on errors and a reduction of the checksums
+//     to rank 0): rank 0's thread adds the checksum attributes, fsyncs,
+//     renames the file into place, replaces `latest` and applies retention.
+//  4. done (after an agreement on rank 0's errors).
+// Every rank calls start, advance and finish at the same points (the training
 // loop's step boundaries), so their collectives come in the same order.
 // Disjoint byte ranges written by different processes must be coherent after
 // fsync and close, as on local disks, Lustre and GPFS (as MPI-IO needs too).
 //
-// A crash at any moment (a rank killed in any part) leaves the previous
-// checkpoint and `latest` intact: until the rename only the temporary file
-// changes, and the next save removes it.
+// A crash at any moment (a rank killed in any phase) leaves the previous
+// checkpoint and `latest` intact: the rename comes only after every rank's
+// data are on disk (rank 0 cannot complete the reduction of phase 3 without
+// every rank), until then only the temporary file changes, and the next
+// save removes it.
 #pragma once
 
 #include <mpi.h>
@@ -57,43 +61,53 @@ class AsyncCheckpointWriter {
   AsyncCheckpointWriter(const AsyncCheckpointWriter&) = delete;
   AsyncCheckpointWriter& operator=(const AsyncCheckpointWriter&) = delete;
 
-  // Collective. Parts 1 and 2 above of write_checkpoint(comm, dir, name,
-  // groups, meta, keep); returns once the background thread runs. Errors as
+  // Collective. Phase 1 above of write_checkpoint(comm, dir, name, groups,
+  // meta, keep); returns once rank 0's thread runs. Errors as
   // write_checkpoint's checks (nothing written). A save in flight is an error
   // of the caller (finish it first).
   void start(const std::string& dir, const std::string& name, const ShardGroups& groups,
              const CheckpointMeta& meta, int keep, Refusal refuse);
-  bool in_flight() const { return in_flight_; }
-  // Collective while in flight (one all-reduce): whether every rank's thread
-  // is done (then finish commits without waiting).
-  bool all_written() const;
-  // Waits for this rank's thread (no MPI); finish then commits without waiting.
-  void wait();
-  // Collective while in flight: waits for this rank's thread, then commits.
-  // Error, the same on every rank, for a write failure or a refusal on any
-  // rank (the temporary is removed; the previous checkpoint stays `latest`).
+  bool in_flight() const { return phase_ != Phase::kIdle; }
+  // Collective while in flight (one all-reduce, and the next phase's
+  // collectives when every rank's thread is done): moves the save on without
+  // waiting; true once it is committed.
+  bool advance();
+  // Collective while in flight: waits for the threads and commits. Errors (of
+  // advance too), the same on every rank, for a write failure or a refusal on
+  // any rank: the temporary is removed; the previous checkpoint stays `latest`.
   void finish();
   // Bytes of the host snapshot (kept between saves).
   int64_t snapshot_bytes() const;
 
  private:
+  enum class Phase { kIdle, kCreating, kWriting, kCommitting };
   struct Part {               // one tensor's range on this rank
     int64_t file_offset = 0;  // of the range's first element
     std::vector<float> host;
   };
-  void write_parts();  // the background thread
+  bool step(bool wait);  // advance, waiting for the threads or not
+  void launch(void (AsyncCheckpointWriter::*work)());
+  void join_thread();
+  void fail();  // after a phase's agreed error: idle, the temporary removed
+  // The threads' work: rank 0 creating the file, every rank writing its
+  // parts, rank 0 committing.
+  void create_file();
+  void write_parts();
+  void commit_file();
 
   MPI_Comm comm_;
-  int rank_ = 0;  // in comm_ (the thread makes no MPI call)
+  int rank_ = 0;  // in comm_ (the threads make no MPI call)
+  Phase phase_ = Phase::kIdle;
   std::string dir_, name_;
+  CheckpointMeta meta_;
   int keep_ = 0;
   Refusal refuse_;
   ShardGroups snapshot_;  // the caller's groups, data pointing into parts_
   std::vector<Part> parts_;
-  std::vector<uint64_t> sums_;        // this rank's checksum of each part
-  std::optional<std::string> error_;  // the thread's write error or refusal
-  bool in_flight_ = false;
-  std::atomic<bool> written_{false};
+  std::vector<int64_t> starts_;       // of each dataset's elements in the file (rank 0's thread)
+  std::vector<uint64_t> sums_;        // this rank's checksum of each part (on rank 0: all ranks')
+  std::optional<std::string> error_;  // the thread's error or refusal
+  std::atomic<bool> done_{true};      // this rank's thread has nothing left to do
   std::thread thread_;
 };
 

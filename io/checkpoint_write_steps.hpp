@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,10 +43,18 @@ h5::H5Id tensor_dataset(hid_t file, const std::string& g, const TensorShard& s);
 void write_checksums_and_close(h5::H5Id& file, std::vector<h5::H5Id>& datasets,
                                const std::vector<uint64_t>& sums);
 
-// The closed temporary ".<name>.tmp" in dir becomes dir/name: rank 0 fsyncs
-// it, renames it, fsyncs the directory and, when `in_checkpoint_dir`, replaces
-// `latest` and applies retention. A failure before the rename removes the
-// temporary. Error, the same on every rank.
+// Rank 0 alone, no MPI: fsync of the closed temporary ".<name>.tmp" in dir,
+// removed if that fails. The error, or nothing.
+std::optional<std::string> fsync_temporary(const std::string& dir, const std::string& name);
+
+// Rank 0 alone, no MPI: the fsynced temporary becomes dir/name (rename, fsync
+// of dir) and, when `in_checkpoint_dir`, `latest` is replaced and retention
+// applied. The error, or nothing.
+std::optional<std::string> rename_into_place(const std::string& dir, const std::string& name, int keep,
+                                             bool in_checkpoint_dir, PhaseTimer& timer);
+
+// Collective: fsync_temporary and rename_into_place on rank 0, with an
+// agreement between them. Error, the same on every rank.
 void commit_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& name, int keep,
                        bool in_checkpoint_dir, PhaseTimer& timer);
 

@@ -193,43 +193,48 @@ void write_checksums_and_close(H5Id& file, std::vector<H5Id>& datasets, const st
   file.close_checked("H5Fclose(checkpoint)", __FILE__, __LINE__);
 }
 
+std::optional<std::string> fsync_temporary(const std::string& dir, const std::string& name) {
+  const std::string tmp_path = join(dir, tmp_name(name));
+  try {
+    fsync_path(tmp_path, false);
+  } catch (const Error& e) {
+    ::unlink(tmp_path.c_str());
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> rename_into_place(const std::string& dir, const std::string& name, int keep,
+                                             bool in_checkpoint_dir, PhaseTimer& timer) {
+  const std::string final_path = join(dir, name), tmp_path = join(dir, tmp_name(name));
+  try {
+    if (std::rename(tmp_path.c_str(), final_path.c_str()) != 0)
+      throw Error(final_path + ": cannot rename " + tmp_path + " into place: " + std::strerror(errno));
+    fsync_path(dir, true);
+    timer.mark("rename");
+    if (in_checkpoint_dir) {
+      maybe_fault(0, CheckpointFault::kBeforeLatest);
+      write_latest(dir, name);
+      timer.mark("latest");
+      maybe_fault(0, CheckpointFault::kBeforeRetention);
+      apply_retention(dir, keep, name);
+      timer.mark("retention");
+    }
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
 void commit_checkpoint(MPI_Comm comm, const std::string& dir, const std::string& name, int keep,
                        bool in_checkpoint_dir, PhaseTimer& timer) {
   const int rank = comm_rank(comm);
-  const std::string final_path = join(dir, name), tmp_path = join(dir, tmp_name(name));
   std::optional<std::string> err;
-  if (rank == 0) {
-    try {
-      fsync_path(tmp_path, false);
-    } catch (const Error& e) {
-      err = e.what();
-    }
-  }
-  try {
-    agree_on_error(comm, err);
-  } catch (const Error&) {
-    if (rank == 0) ::unlink(tmp_path.c_str());
-    throw;
-  }
+  if (rank == 0) err = fsync_temporary(dir, name);
+  // Agreed before the rename: a rank that died since the close stops it.
+  agree_on_error(comm, err);
   timer.mark("fsync");
-  if (rank == 0) {
-    try {
-      if (std::rename(tmp_path.c_str(), final_path.c_str()) != 0)
-        throw Error(final_path + ": cannot rename " + tmp_path + " into place: " + std::strerror(errno));
-      fsync_path(dir, true);
-      timer.mark("rename");
-      if (in_checkpoint_dir) {
-        maybe_fault(rank, CheckpointFault::kBeforeLatest);
-        write_latest(dir, name);
-        timer.mark("latest");
-        maybe_fault(rank, CheckpointFault::kBeforeRetention);
-        apply_retention(dir, keep, name);
-        timer.mark("retention");
-      }
-    } catch (const Error& e) {
-      err = e.what();
-    }
-  }
+  if (rank == 0) err = rename_into_place(dir, name, keep, in_checkpoint_dir, timer);
   agree_on_error(comm, err);
 }
 

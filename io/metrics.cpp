@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "io/h5_util.hpp"
+#include "io/hdf5_lock.hpp"
 #include "src/base/errors.hpp"
 
 namespace zeropp {
@@ -278,6 +279,7 @@ MetricsWriter::MetricsWriter(MPI_Comm comm, const std::string& dir, const RunInf
 
   collectively(comm, [&] {
     if (rank_ != 0) return;
+    h5::LibraryLock lock;
     hid_t id = -1;
     if (opts.resume) id = try_open(path_);
     if (id < 0 && opts.resume && ::access(path_.c_str(), F_OK) == 0)
@@ -395,6 +397,7 @@ void MetricsWriter::flush() {
 void MetricsWriter::write_rows() {
   const hsize_t k = rows_.size() / fields_.size(), kv = val_rows_.size(), kr = rlhf_rows_.size();
   if (k == 0 && kv == 0 && kr == 0) return;
+  h5::LibraryLock lock;  // a checkpoint save's thread may be in HDF5
   const hid_t id = try_open(path_);
   if (id < 0) {
     // Keep the rows and try again at the next flush: a metrics file must

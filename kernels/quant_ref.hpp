@@ -70,9 +70,8 @@ struct Params {
   float scale = 0, pre = 1, inv = 0;
 };
 
-template <int Bits>
-inline Params block_params(const float* x, int64_t len) {
-  const float Q = float(Format<Bits>::kQmax);
+// Q is the largest code's magnitude: 127, 7, or 448 for e4m3 (kernels/quant_fp8_ref.hpp).
+inline Params block_params_q(const float* x, int64_t len, float Q) {
   float m = 0;
   bool finite = true;
   for (int64_t i = 0; i < len; ++i) {
@@ -89,6 +88,11 @@ inline Params block_params(const float* x, int64_t len) {
     p.inv = Q / (m * p.pre);
   }
   return p;
+}
+
+template <int Bits>
+inline Params block_params(const float* x, int64_t len) {
+  return block_params_q(x, len, float(Format<Bits>::kQmax));
 }
 
 template <int Bits>

@@ -6,11 +6,15 @@
 # the log's timestamps), the steady step time zeropp reports, and the time
 # training was blocked per save (synchronous: the save's time; asynchronous:
 # what the run's last lines report). Prints one row per run and the medians.
+# ZEROPP_DECK (default inputs/default.toml) and ZEROPP_ARGS (more options,
+# e.g. a smaller batch) choose the run.
 #   scaling/checkpoint_overhead.sh [ROUNDS [STEPS [EVERY]]]   (defaults 3 100 10)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ZEROPP_BUILD_DIR:-$root/build}"
 rounds=${1:-3} steps=${2:-100} every=${3:-10}
+deck=${ZEROPP_DECK:-inputs/default.toml}
+read -ra extra <<< "${ZEROPP_ARGS:-}"
 cd "$root"
 export LD_PRELOAD="$build/lib/libzeropp_yield.so" OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 work=$(mktemp -d)
@@ -23,8 +27,9 @@ run() {  # run MODE: prints "MODE loop_s steady_ms blocked_ms_per_save saves"
     async) args=(--checkpoint.every="$every" --checkpoint.at_end=false --checkpoint.async=true) ;;
   esac
   rm -rf "$work/run"
-  mpiexec -n 4 "$build/bin/zeropp" train inputs/default.toml --zero.ranks_per_node=2 --train.steps="$steps" \
-    --train.sample_tokens=0 --train.val_every=0 --log.every=1 --train.out_dir="$work/run" "${args[@]}" 2>&1 |
+  mpiexec -n 4 "$build/bin/zeropp" train "$deck" --zero.ranks_per_node=2 --train.steps="$steps" \
+    --train.sample_tokens=0 --train.val_every=0 --log.every=1 --train.out_dir="$work/run" "${extra[@]}" \
+    "${args[@]}" 2>&1 |
     while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done > "$work/log"
   /usr/bin/python3 - "$mode" "$work/log" << 'PY'
 import re, statistics, sys

@@ -188,6 +188,15 @@ def predict(other_s, link_s, overlap, machine_s=None):
 
 # ---- a slowlink.py study ---------------------------------------------------------------
 
+def over_links(res, links):
+    """The study with only its runs over `links` ("emulated": comm.internode_gbps, the
+    default of a run that does not say; "real": scripts/cluster's shaped links)."""
+    runs = {k: r for k, r in res["runs"].items() if r.get("links", "emulated") == links}
+    if not runs:
+        die(f"the study has no runs over {links} links")
+    return dict(res, runs=runs)
+
+
 def load_study(folder):
     path = os.path.join(folder, "results.json")
     try:
@@ -424,6 +433,8 @@ def main():
     v = sub.add_parser("validate", help="predicted against measured step times")
     v.add_argument("study")
     v.add_argument("--overlap", type=float, help="hidden fraction h (default: fitted)")
+    v.add_argument("--links", choices=("emulated", "real"), default="emulated",
+                   help="the study's runs to use: emulated links (default) or scripts/cluster's real ones")
     p = sub.add_parser("paper", help="the paper's setting")
     p.add_argument("--gpu-tflops", type=float, default=50.0, help="achieved FLOP rate of one V100 (default 50)")
     p.add_argument("--overlap", type=float, default=0.0, help="hidden fraction h (default 0)")
@@ -439,7 +450,7 @@ def main():
         print(f"closed-form bytes: {n - len(bad)} of {n} (run, collective, link) counts equal")
         sys.exit(1 if bad else 0)
     if args.cmd == "validate":
-        res = load_study(args.study)
+        res = over_links(load_study(args.study), args.links)
         if args.overlap is None:
             h, rms = fit_overlap(res, root)
             print(f"fitted overlap h = {h:.2f} (RMS relative error {100 * rms:.1f}%)\n")

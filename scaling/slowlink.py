@@ -4,7 +4,7 @@ inter-node bandwidths, as speedups over ZeRO-3 (docs/performance.md, "Step time
 under slow links").
 
   scaling/slowlink.py OUT [--layouts 2x2,2x4] [--gbps 0.1,1,10,100] [--latency-us 5]
-                          [--repeats 5] [--repeats-other 3] [--steps 4] [--deck scaling/slowlink.toml]
+                          [--links emulated|real|both] [--repeats 5] [--repeats-other 3] [--steps 4] [--deck scaling/slowlink.toml]
 
 Runs are interleaved: repeat k of every cell (layout, link, variant) runs before
 repeat k+1 of any, so that the machine's load drifts over all cells alike. The
@@ -17,6 +17,14 @@ into OUT/runs/<id>/; OUT/results.json (rewritten after every run) holds every
 run's step, compute and per-collective times and bytes for scaling/project.py.
 Running the same command again skips runs already done; --table-only prints the
 table of what OUT holds.
+
+Real links (--links real or both; root): each run of a cell also, or instead, runs
+on scripts/cluster's nodes (one network namespace per node, its link shaped by tc to
+the --gbps rate, zeropp finding the nodes from host names), brought up for that run
+and torn down after it. --gbps are then node link rates; an emulated run of the same
+cell takes a rank's share (rate / ranks per node) and --latency-us, a real run no
+added latency. The table puts each cell's real step time beside the emulator's and
+scaling/project.py's prediction from the real runs.
 """
 import argparse
 import os
@@ -27,6 +35,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import metrics_table  # noqa: E402
+import project  # noqa: E402
 import sweep  # noqa: E402
 
 LABELS = {"zero3": "ZeRO-3", "qwz": "qwZ", "hpz": "hpZ", "qgz": "qgZ", "zeropp": "ZeRO++"}
@@ -62,20 +71,23 @@ def run_figures(path):
             "compute_s": med("time_s.compute.median"), "wait_s": med("time_s.wait.median"), "kinds": kinds}
 
 
-def cell_key(layout, gbps, variant):
-    return f"{variant}-bw{gbps:g}-{layout[0]}x{layout[1]}"
+def cell_key(layout, gbps, variant, links="emulated"):
+    key = f"{variant}-bw{gbps:g}-{layout[0]}x{layout[1]}"
+    return key + "-real" if links == "real" else key
 
 
 def plan(args):
-    """[(repeat, layout, gbps, variant)] in the interleaved order."""
+    """[(repeat, layout, gbps, variant, links)] in the interleaved order. With real links
+    every cell is compared with its emulation, so every cell gets --repeats runs."""
+    links = ("real", "emulated") if args.links == "both" else (args.links,)
     order = []
     for rep in range(max(args.repeats, args.repeats_other)):
         for li, layout in enumerate(args.layouts):
             for g in args.gbps:
                 for v in args.variants:
-                    accept = li == 0 and g in ACCEPT_GBPS and v in ACCEPT_VARIANTS
+                    accept = args.links != "emulated" or (li == 0 and g in ACCEPT_GBPS and v in ACCEPT_VARIANTS)
                     if rep < (args.repeats if accept else args.repeats_other):
-                        order.append((rep, layout, g, v))
+                        order.extend((rep, layout, g, v, k) for k in links)
     return order
 
 
@@ -83,34 +95,42 @@ def run_all(args, results_path, results):
     zeropp = os.path.join(args.build_dir, "bin", "zeropp")
     if not os.access(zeropp, os.X_OK):
         die(f"{zeropp} not built (ninja -C {args.build_dir} zeropp zeropp_yield)")
-    # sweep.run_local's view of the study: every run gets the link latency too.
-    sargs = types.SimpleNamespace(build_dir=args.build_dir, mpirun=args.mpirun, run_timeout=args.run_timeout,
-                                  deck=args.deck, steps=args.steps, log_every=1,
-                                  extra=[f"--comm.internode_latency_us={args.latency_us:g}"] + args.extra)
+    # sweep.run_local's view of the study: every emulated run gets the link latency too; a
+    # real link has its own.
+    sargs = {links: types.SimpleNamespace(build_dir=args.build_dir, mpirun=args.mpirun, run_timeout=args.run_timeout,
+                                          deck=args.deck, steps=args.steps, log_every=1, extra=extra + args.extra)
+             for links, extra in (("emulated", [f"--comm.internode_latency_us={args.latency_us:g}"]), ("real", []))}
     order = plan(args)
-    for i, (rep, (Y, X), g, v) in enumerate(order):
-        rid = f"{cell_key((Y, X), g, v)}-r{rep}"
+    for i, (rep, (Y, X), g, v, links) in enumerate(order):
+        rid = f"{cell_key((Y, X), g, v, links)}-r{rep}"
         if rid in results["runs"]:
             continue
         run = {"dir": os.path.join("runs", rid), "P": Y * X, "X": X, "gbps": g, "batch_size": args.batch_size,
-               "grad_accum": 1, "variant": v}
+               "grad_accum": 1, "variant": v, "links": links}
+        if args.links != "emulated":
+            # --gbps are node link rates; the emulator and the projection take a rank's share.
+            run.update(gbps=g / X, node_gbps=g)
         print(f"[{i + 1}/{len(order)}] {rid}", flush=True)
-        sweep.run_local(sargs, args.out, run, zeropp, print)
+        sweep.run_local(sargs[links], args.out, run, zeropp, print)
         fig = None
         if run["status"] == "ok":
             fig = run_figures(os.path.join(args.out, run["dir"], "metrics.h5"))
         if fig is None:
             die(f"run {rid} failed ({run['status']}); see {os.path.join(args.out, run['dir'], 'run.log')}")
-        fig.update(variant=v, gbps=g, layout=[Y, X], repeat=rep, wall_s=run["wall_s"])
+        fig.update(variant=v, gbps=run["gbps"], layout=[Y, X], repeat=rep, wall_s=run["wall_s"], links=links)
+        if "node_gbps" in run:
+            fig["node_gbps"] = g
         results["runs"][rid] = fig
         sweep.write_json(results_path, results)
 
 
-def cells(results):
-    """{(Y, X, gbps, variant): [step_s of each run]}."""
+def cells(results, links="emulated", by="gbps"):
+    """{(Y, X, gbps, variant): [step_s of each run]} of the runs over `links`; `by` names
+    the bandwidth (gbps: a rank's, node_gbps: its node link's)."""
     out = {}
     for r in results["runs"].values():
-        out.setdefault((r["layout"][0], r["layout"][1], r["gbps"], r["variant"]), []).append(r["step_s"])
+        if r.get("links", "emulated") == links:
+            out.setdefault((r["layout"][0], r["layout"][1], r[by], r["variant"]), []).append(r["step_s"])
     return out
 
 
@@ -138,12 +158,55 @@ def table(results):
     return "\n".join(lines)
 
 
+def real_table(results):
+    """Real links beside their emulation and the projection, per node link rate: each
+    variant's step time over scripts/cluster's links, the emulator's for the same setting
+    (a rank's share of the node rate) and scaling/project.py's prediction from the real
+    runs (its reference cell, the highest rate, is the prediction's input), then the
+    speedups over ZeRO-3 measured both ways."""
+    res = dict(results, latency_us=0.0)  # a real link adds no emulated latency
+    real, emul = cells(res, "real", "node_gbps"), cells(res, "emulated", "node_gbps")
+    real_res = project.over_links(res, "real")
+    h, rms = project.fit_overlap(real_res, sweep.ROOT)
+    pred = {(Y, X, v, g * X): p for Y, X, v, g, _, p, _ in project.validate(real_res, sweep.ROOT, h)}
+    variants = [v for v in LABELS if any(k[3] == v for k in real)]
+
+    def ms(ts):
+        t = np.array(ts) * 1e3
+        return f"{np.median(t):.0f} ({t.min():.0f}-{t.max():.0f})"
+
+    head = ["layout", "node Gbit/s"]
+    for v in variants:
+        head += [f"{LABELS[v]} real ms", "emulated", "projected"]
+    head += [f"{LABELS[v]} / ZeRO-3 real, emulated" for v in variants if v != "zero3"]
+    lines = [f"Projection: fitted overlap h = {h:.2f} (RMS error {100 * rms:.1f}%); n = "
+             f"{min(len(t) for t in real.values())} or more runs per cell.", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for Y, X, g in sorted({k[:3] for k in real}):
+        row = [f"{Y}x{X}", f"{g:g}"]
+        for v in variants:
+            t, e, p = real.get((Y, X, g, v)), emul.get((Y, X, g, v)), pred.get((Y, X, v, g))
+            row += [ms(t) if t else "-", ms(e) + f" {np.median(e) / np.median(t) - 1:+.0%}" if e and t else "-",
+                    f"{1e3 * p:.0f} {p / np.median(t) - 1:+.0%}" if p and t else "ref"]
+        base_r, base_e = real.get((Y, X, g, "zero3")), emul.get((Y, X, g, "zero3"))
+        for v in variants[1:]:
+            t, e = real.get((Y, X, g, v)), emul.get((Y, X, g, v))
+            rr = f"{np.median(base_r) / np.median(t):.2f}" if base_r and t else "-"
+            re = f"{np.median(base_e) / np.median(e):.2f}" if base_e and e else "-"
+            row.append(f"{rr}, {re}")
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", help="study folder (created)")
     ap.add_argument("--deck", default="scaling/slowlink.toml")
     ap.add_argument("--layouts", default="2x2,2x4", help="NODESxRANKS_PER_NODE list; the smallest holds the acceptance cells")
-    ap.add_argument("--gbps", default="0.1,1,10,100", help="emulated inter-node Gbit/s per rank (comm.internode_gbps)")
+    ap.add_argument("--gbps", default="0.1,1,10,100",
+                    help="inter-node Gbit/s: per rank when emulated (comm.internode_gbps), else per node link")
+    ap.add_argument("--links", choices=("emulated", "real", "both"), default="emulated",
+                    help="emulated in zeropp (default), real (scripts/cluster's nodes, root), or both interleaved")
     ap.add_argument("--latency-us", type=float, default=5.0, help="comm.internode_latency_us (default 5)")
     ap.add_argument("--variants", default=",".join(LABELS), help="subset of " + ",".join(LABELS))
     ap.add_argument("--repeats", type=int, default=5, help="runs per acceptance cell")
@@ -177,10 +240,13 @@ def main():
     results_path = os.path.join(args.out, "results.json")
     results = sweep.read_json(results_path) or {"format": "zeropp-slowlink", "runs": {}}
     if not args.table_only:
-        results.update(deck=os.path.relpath(args.deck, sweep.ROOT), latency_us=args.latency_us,
+        results.update(deck=os.path.relpath(args.deck, sweep.ROOT), latency_us=args.latency_us, links=args.links,
                        steps=args.steps, batch_size=args.batch_size, extra=args.extra)
         run_all(args, results_path, results)
-    print(table(results))
+    if any(r.get("links") == "real" for r in results["runs"].values()):
+        print(real_table(results))
+    else:
+        print(table(results))
 
 
 if __name__ == "__main__":

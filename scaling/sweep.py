@@ -152,7 +152,12 @@ def design(args):
 
 def zeropp_args(args, run, out_dir):
     """zeropp's arguments after the executable."""
-    cmd = ["train", args.deck, f"--zero.ranks_per_node={run['X']}", f"--comm.internode_gbps={run['gbps']:g}",
+    if run.get("links") == "real":
+        # scripts/cluster's nodes: zeropp finds them from host names, the kernel shapes the links.
+        layout = ["--comm.internode_gbps=0"]
+    else:
+        layout = [f"--zero.ranks_per_node={run['X']}", f"--comm.internode_gbps={run['gbps']:g}"]
+    cmd = ["train", args.deck] + layout + [
            f"--train.batch_size={run['batch_size']}", f"--train.grad_accum={run['grad_accum']}",
            f"--train.steps={args.steps}", f"--log.every={args.log_every}", f"--train.out_dir={out_dir}"]
     return cmd + QUIET + VARIANTS[run["variant"]] + args.extra
@@ -195,7 +200,14 @@ def run_local(args, study, run, zeropp, log):
     if coretype:
         env["OPENBLAS_CORETYPE"] = coretype
     # A run that failed, or is asked again (--rerun), starts over in its folder.
-    cmd = [args.mpirun, "-n", str(run["P"]), zeropp] + zeropp_args(args, run, out_dir) + ["--overwrite"]
+    if run.get("links") == "real":
+        # One cluster per run, its links shaped to the node rate: up, the job on every node, down.
+        cluster = os.path.join(ROOT, "scripts", "cluster")
+        launcher = [cluster, "run", str(run["P"] // run["X"]), f"{run['node_gbps']:g}", cluster, "mpiexec",
+                    str(run["X"])]
+    else:
+        launcher = [args.mpirun, "-n", str(run["P"])]
+    cmd = launcher + [zeropp] + zeropp_args(args, run, out_dir) + ["--overwrite"]
     run.update(command=cmd, started=now(), status="running", rc=None, wall_s=None)
     write_json(os.path.join(out_dir, "run.json"), run)
     t0 = time.monotonic()

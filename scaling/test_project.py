@@ -123,6 +123,15 @@ class Validation(unittest.TestCase):
                 json.dump(res, f)
             self.assertEqual(len(project.load_study(d)["runs"]), 8)
 
+    def test_links_kept_apart(self):
+        # Runs without "links" are emulated; a study's real-link runs are validated alone.
+        res = {"runs": {"a": {"gbps": 1.0}, "b": {"gbps": 1.0, "links": "real"},
+                        "c": {"gbps": 2.0, "links": "emulated"}}}
+        self.assertEqual(sorted(project.over_links(res, "emulated")["runs"]), ["a", "c"])
+        self.assertEqual(sorted(project.over_links(res, "real")["runs"]), ["b"])
+        with self.assertRaises(SystemExit):
+            project.over_links({"runs": {"a": {}}}, "real")
+
 
 class Paper(unittest.TestCase):
     def test_shape(self):

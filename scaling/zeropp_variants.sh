@@ -18,6 +18,7 @@ variants=(
   "ZeRO-3|"
   "qwZ int8|--zero.quantized_weights=true"
   "qwZ int4|--zero.quantized_weights=true --zero.weight_bits=4"
+  "qwZ fp8|--zero.quantized_weights=true --zero.weight_format=fp8"
   "hpZ|--zero.hpz_partition_size=0"
   "qgZ int4/int4|--zero.quantized_gradients=true"
   "qgZ int8/int4|--zero.quantized_gradients=true --zero.intra_node_gradient_bits=8"

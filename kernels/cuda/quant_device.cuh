@@ -3,12 +3,14 @@
 // block's scale, quantizing and dequantizing one element or one packed word of
 // four, the qgZ reorder's index map. All fp32 arithmetic goes through the _rn
 // intrinsics (no FMA contraction, no approximate division, denormals kept):
-// bit for bit kernels/quant_ref.hpp. Included by quantize.cu only.
+// bit for bit kernels/quant_ref.hpp. Included by quantize.cu and quant_fp8.cu only.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "kernels/cuda/bf16.cuh"
 #include "kernels/quant_ref.hpp"
@@ -164,6 +166,14 @@ struct Remap {
 
 __device__ __forceinline__ int64_t warp_index() {
   return (int64_t(blockIdx.x) * kThreads + threadIdx.x) >> 5;
+}
+
+// Throws std::runtime_error naming `who` if the last launch failed.
+inline void check_launch(const char* who) {
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string(who) + ": kernel launch failed: " + cudaGetErrorName(e) + " (" +
+                             cudaGetErrorString(e) + ")");
 }
 
 }  // namespace zeropp::cuda::quant_device

@@ -239,13 +239,6 @@ dim3 grid_for(const char* who, int64_t nblocks) {
   return dim3(unsigned(ctas));
 }
 
-void check_launch(const char* who) {
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string(who) + ": kernel launch failed: " + cudaGetErrorName(e) + " (" +
-                             cudaGetErrorString(e) + ")");
-}
-
 void check_k(const char* who, int k) {
   if (k < 1)
     throw std::invalid_argument(std::string(who) + ": k must be at least 1, not " + std::to_string(k));

@@ -15,6 +15,7 @@
 #include "src/app/blas_kernels.hpp"
 #include "src/app/gemm_mix.hpp"
 #include "src/app/logging.hpp"
+#include "src/app/memory_estimate.hpp"
 #include "src/app/paired_ratio.hpp"
 #include "src/app/train.hpp"
 #include "src/base/errors.hpp"
@@ -29,11 +30,10 @@ namespace {
 // max |err| / max |x|.
 struct QuantError {
   double err2 = 0, x2 = 0, max_err = 0, max_x = 0;
-  void add(const float* x, int64_t n, int bits, int64_t block) {
-    const int64_t padded = (n + block - 1) / block * block;
+  void add(const float* x, int64_t n, const QuantScheme& qs) {
+    const int64_t block = qs.block, padded = (n + block - 1) / block * block;
     std::vector<float> in(static_cast<size_t>(padded), 0.0f), out(static_cast<size_t>(padded));
     std::copy(x, x + n, in.begin());
-    const QuantScheme qs{bits, block, ScaleDType::F32};
     std::vector<uint8_t> q(static_cast<size_t>(qs.payload_bytes(padded)));
     std::vector<float> scales(static_cast<size_t>(padded / block));
     qs.quantize(in.data(), q.data(), scales.data(), padded);
@@ -50,6 +50,13 @@ struct QuantError {
   double rel_max() const { return max_x > 0 ? max_err / max_x : 0; }
 };
 
+// The formats measured: int8, int4 and, for the weights only (it is a
+// weight-gather format), fp8 e4m3.
+constexpr int kSchemes = 3;
+QuantScheme scheme_of(int i, int64_t block) {
+  return {i == 1 ? 4 : 8, block, ScaleDType::F32, i == 2 ? QuantElement::E4M3 : QuantElement::Int};
+}
+
 }  // namespace
 
 int run_bench_quant(const Config& cfg, int steps) {
@@ -63,32 +70,36 @@ int run_bench_quant(const Config& cfg, int steps) {
     weights.push_back(run.engine.gather_master(int(u)));
     grads.push_back(run.engine.gather_grad(int(u)));
   }
-  log0("zeropp bench quant: %s after %d steps (%lld parameters); error of blockwise symmetric quantization\n",
-       cfg.train.out_dir.c_str(), steps, (long long)layout.numel);
+  log0(
+      "zeropp bench quant: %s after %d steps (%lld parameters); error of blockwise quantization (symmetric "
+      "integers; fp8 e4m3 for weights)\n",
+      cfg.train.out_dir.c_str(), steps, (long long)layout.numel);
   log0(
       "relative L2 = ||x - deq(q(x))|| / ||x||, relative max = max|x - deq| / max|x|, over every tensor\n\n");
   log0(
-      "| block | scale overhead | weights int8 L2 | int8 max | weights int4 L2 | int4 max | grads int8 L2 | "
-      "int8 max | grads int4 L2 | int4 max |\n|---|---|---|---|---|---|---|---|---|---|\n");
+      "| block | scale overhead | weights int8 L2 | int8 max | weights int4 L2 | int4 max | weights fp8 L2 | "
+      "fp8 "
+      "max | grads int8 L2 | int8 max | grads int4 L2 | int4 max "
+      "|\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (int64_t block : {32l, 64l, 128l, 256l, 512l, 2048l, 8192l, 0l}) {  // 0: one scale per tensor
-    QuantError e[2][2];                                                   // [weights|grads][int8|int4]
+    QuantError e[2][kSchemes];                                            // [weights|grads][int8|int4|fp8]
     for (size_t u = 0; u < layout.units.size(); ++u)
       for (const auto& p : layout.units[u].params)
         for (int what = 0; what < 2; ++what)
-          for (int b = 0; b < 2; ++b) {
+          for (int b = 0; b < (what == 0 ? kSchemes : 2); ++b) {
             const float* x = (what == 0 ? weights : grads)[u].data() + p.offset;
             const int64_t blk = block ? block : (p.numel + 1) / 2 * 2;
-            e[what][b].add(x, p.numel, b == 0 ? 8 : 4, blk);
+            e[what][b].add(x, p.numel, scheme_of(b, blk));
           }
     char label[32], over[32];
     std::snprintf(label, sizeof label, block ? "%lld" : "per tensor", (long long)block);
     std::snprintf(over, sizeof over, block ? "%.2f%% / %.2f%%" : "~0", block ? 400.0 / double(block) : 0.0,
                   block ? 800.0 / double(block) : 0.0);
-    log0("| %s | %s | %.3e | %.3e | %.3e | %.3e | %.3e | %.3e | %.3e | %.3e |\n", label, over,
-         e[0][0].rel_l2(), e[0][0].rel_max(), e[0][1].rel_l2(), e[0][1].rel_max(), e[1][0].rel_l2(),
-         e[1][0].rel_max(), e[1][1].rel_l2(), e[1][1].rel_max());
+    log0("| %s | %s | %.3e | %.3e | %.3e | %.3e | %.3e | %.3e | %.3e | %.3e | %.3e | %.3e |\n", label, over,
+         e[0][0].rel_l2(), e[0][0].rel_max(), e[0][1].rel_l2(), e[0][1].rel_max(), e[0][2].rel_l2(),
+         e[0][2].rel_max(), e[1][0].rel_l2(), e[1][0].rel_max(), e[1][1].rel_l2(), e[1][1].rel_max());
   }
-  log0("\nscale overhead: fp32 scale bytes per payload byte, int8 / int4\n");
+  log0("\nscale overhead: fp32 scale bytes per payload byte, int8 (and fp8) / int4\n");
   return kExitOk;
 }
 
@@ -148,6 +159,26 @@ StepTiming time_steps(const Config& cfg, int steps, std::string& ranks, std::str
   return r;
 }
 
+// Each model.recompute policy's activations next to its fp32 step, in this
+// run: the deck's policy is `deck` (already timed), the others are timed here.
+struct RecomputeRow {
+  std::string policy, activations;
+  double step_ms;
+};
+std::vector<RecomputeRow> time_recompute(const Config& cfg, int steps, const StepTiming& deck) {
+  std::vector<RecomputeRow> rows;
+  std::string ranks, device;
+  for (const char* p : kRecomputePolicies) {
+    Config c = cfg;
+    c.model.recompute = p;
+    c.train.precision = "fp32";
+    const double ms = cfg.model.recompute == p ? deck.step_ms : time_steps(c, steps, ranks, device).step_ms;
+    rows.push_back(
+        {p, human_bytes(double(activation_bytes(c.model, c.train.batch_size, c.train.seq_len))), ms});
+  }
+  return rows;
+}
+
 }  // namespace
 
 // Times the same steps in fp32 and in bf16 (train.precision is ignored: both
@@ -164,6 +195,7 @@ int run_bench_step(const Config& cfg, int steps) {
     c.train.precision = precision_name(p);
     r[int(p)] = time_steps(c, steps, ranks, device);
   }
+  const std::vector<RecomputeRow> policies = time_recompute(cfg, steps, r[0]);
   // The bf16 GEMM rate of each kernel this CPU has (the step ran the chosen one; not on the GPU).
   std::string by_kernel = cfg.train.device == "host" ? "" : "not timed (the steps ran on the GPU)";
   std::optional<GemmMix> bf16;
@@ -205,29 +237,33 @@ int run_bench_step(const Config& cfg, int steps) {
                   x.step_gflops / x.once_gemm_gflops, x.once_gemm_gflops, kOnceTimedCalls);
     return std::string(b);
   };
-  log_table("zeropp bench step",
-            {
-                {"ranks", ranks},
-                {"device", device},
-                {"BLAS", gemm_backend_name()},
-                {"BLAS kernels", blas_kernels_summary()},
-                {"elementwise kernels", elementwise_kernels_name()},
-                {"batched GEMM", gemm_batched_backend_name()},
-                {"bf16 GEMM", gemm_bf16_backend_name()},
-                {"bf16 GEMM by kernel", by_kernel},
-                {"steps timed", std::to_string(steps) + " (after 1 warm-up step)"},
-                {"fp32 step", row(r[0])},
-                {"bf16 step", row(r[1])},
-                {"fp32 GEMM ratio, paired", paired_row(r[0])},
-                {"bf16 GEMM ratio, paired", paired_row(r[1])},
-                {"fp32 GEMM ratio, once after", once_row(r[0])},
-                {"bf16 GEMM ratio, once after", once_row(r[1])},
-                {"bf16/fp32 speed-up", std::to_string(r[0].step_ms / r[1].step_ms)},
-                {"peak RSS (max over ranks)", human_bytes(peak_max)},
-                // the same in both precisions: communication does not change
-                {"sent per step, intra-node", human_bytes(r[0].sent_intra) + " (all ranks)"},
-                {"sent per step, inter-node", human_bytes(r[0].sent_inter) + " (all ranks)"},
-            });
+  std::vector<std::pair<std::string, std::string>> table = {
+      {"ranks", ranks},
+      {"device", device},
+      {"BLAS", gemm_backend_name()},
+      {"BLAS kernels", blas_kernels_summary()},
+      {"elementwise kernels", elementwise_kernels_name()},
+      {"batched GEMM", gemm_batched_backend_name()},
+      {"bf16 GEMM", gemm_bf16_backend_name()},
+      {"bf16 GEMM by kernel", by_kernel},
+      {"steps timed", std::to_string(steps) + " (after 1 warm-up step)"},
+      {"fp32 step", row(r[0])},
+      {"bf16 step", row(r[1])},
+      {"fp32 GEMM ratio, paired", paired_row(r[0])},
+      {"bf16 GEMM ratio, paired", paired_row(r[1])},
+      {"fp32 GEMM ratio, once after", once_row(r[0])},
+      {"bf16 GEMM ratio, once after", once_row(r[1])},
+      {"bf16/fp32 speed-up", std::to_string(r[0].step_ms / r[1].step_ms)},
+      {"peak RSS (max over ranks)", human_bytes(peak_max)},
+      // the same in both precisions: communication does not change
+      {"sent per step, intra-node", human_bytes(r[0].sent_intra) + " (all ranks)"},
+      {"sent per step, inter-node", human_bytes(r[0].sent_inter) + " (all ranks)"},
+  };
+  for (const RecomputeRow& x : policies)
+    table.emplace_back("fp32 recompute " + x.policy,
+                       "activations " + x.activations + ", " + std::to_string(x.step_ms) + " ms/step (" +
+                           std::to_string(x.step_ms / policies[0].step_ms) + " x none)");
+  log_table("zeropp bench step", table);
   if (const std::string w = blas_core_warning(); !w.empty()) log0("warning: %s\n", w.c_str());
   for (Precision p : {Precision::FP32, Precision::BF16}) {
     const StepTiming& x = r[int(p)];
@@ -238,6 +274,9 @@ int run_bench_step(const Config& cfg, int steps) {
         ranks.c_str(), precision_name(p), x.step_ms, x.tokens_per_s, x.step_gflops, x.paired.reference_gflops,
         spread(x.paired).c_str(), x.sent_intra * 1e-6, x.sent_inter * 1e-6, peak_max / 1048576.0);
   }
+  for (const RecomputeRow& x : policies)
+    log0("bench step | %s | fp32 | recompute %s | activations %s | %.2f ms/step\n", ranks.c_str(),
+         x.policy.c_str(), x.activations.c_str(), x.step_ms);
   return kExitOk;
 }
 

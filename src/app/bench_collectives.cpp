@@ -13,15 +13,14 @@ namespace zeropp {
 
 namespace {
 
+// fp8: qwZ's weights in e4m3 (8 bits); else in the deck's zero.weight_format.
 struct Variant {
   const char* name;
-  bool qwz, hpz, qgz;
+  bool qwz, hpz, qgz, fp8;
 };
-const Variant kVariants[] = {{"ZeRO-3", false, false, false},
-                             {"qwZ", true, false, false},
-                             {"hpZ", false, true, false},
-                             {"qgZ", false, false, true},
-                             {"ZeRO++", true, true, true}};
+const Variant kVariants[] = {{"ZeRO-3", false, false, false, false}, {"qwZ", true, false, false, false},
+                             {"qwZ fp8", true, false, false, true},  {"hpZ", false, true, false, false},
+                             {"qgZ", false, false, true, false},     {"ZeRO++", true, true, true, false}};
 
 // One kind's share of a step: the wait time (max over ranks) and the bytes all
 // ranks sent.
@@ -76,6 +75,10 @@ int run_bench_collectives(const Config& cfg, int steps, const std::vector<double
         c.zero.quantized_weights = v.qwz;
         c.zero.hpz_partition_size = v.hpz ? 0 : 1;
         c.zero.quantized_gradients = v.qgz;
+        if (v.fp8) {
+          c.zero.weight_format = "fp8";
+          c.zero.weight_bits = 8;
+        }
         c.comm.internode_gbps = g;
         c.comm.internode_latency_us = l;
         std::string ranks;

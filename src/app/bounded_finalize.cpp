@@ -13,7 +13,7 @@
 
 namespace zeropp {
 
-void bounded_finalize(int status, double timeout_s) {
+int bounded_finalize(int status, double timeout_s) {
   ZCHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
   const int rank = world_rank();
   std::mutex m;
@@ -32,13 +32,19 @@ void bounded_finalize(int status, double timeout_s) {
     std::fflush(stderr);
     _exit(status);
   });
-  MPI_Finalize();
+  const int finalize_line = __LINE__ + 1;  // the line reported should it fail
+  const int rc = MPI_Finalize();
   {
     std::lock_guard<std::mutex> lock(m);
     done = true;
   }
   cv.notify_one();
   watchdog.join();
+  if (rc == MPI_SUCCESS) return status;
+  // After MPI_Finalize neither MPI_Abort nor MPI_Error_string may be called: the code is all there is.
+  std::fprintf(stderr, "zeropp: rank %d: MPI_Finalize() failed at %s:%d: MPI error code %d\n", rank, __FILE__,
+               finalize_line, rc);
+  return status == kExitOk ? kExitError : status;
 }
 
 }  // namespace zeropp

@@ -4,11 +4,13 @@
 // Every rank first meets the others in a barrier (so all of them have flushed
 // their metrics and checkpoints); if MPI_Finalize then does not return within
 // timeout_s, the process ends with `status` and rank 0 says so in one line.
+// A failing MPI_Finalize is reported in one line (file:line, rank).
 #pragma once
 
 namespace zeropp {
 
-// Returns once MPI_Finalize has; never returns if the time limit ends the process.
-void bounded_finalize(int status, double timeout_s);
+// Returns the exit status once MPI_Finalize has: `status`, or kExitError in
+// its place when MPI_Finalize failed; never returns if the time limit ends the process.
+int bounded_finalize(int status, double timeout_s);
 
 }  // namespace zeropp

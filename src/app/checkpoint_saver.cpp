@@ -16,12 +16,11 @@ CheckpointSaver::CheckpointSaver(const Topology& topo, const Config& cfg) : topo
 std::string CheckpointSaver::save(const ShardGroups& shards, const SavePoint& at) {
   if (!writer_) return save_checkpoint(topo_, shards, cfg_, at);
   const int64_t step = at.step;
+  at_step_boundary();
   if (writer_->in_flight()) {
-    const bool ready = writer_->all_written();
-    if (!ready)
-      log0("checkpoint: step %lld waits for the save of step %lld, still being written\n", (long long)step,
-           (long long)step_in_flight_);
-    commit(!ready);
+    log0("checkpoint: step %lld waits for the save of step %lld, still being written\n", (long long)step,
+         (long long)step_in_flight_);
+    wait_and_commit(true);
   }
   arm_checkpoint_fault(cfg_, step);
   const double t0 = MPI_Wtime();
@@ -31,40 +30,45 @@ std::string CheckpointSaver::save(const ShardGroups& shards, const SavePoint& at
   step_in_flight_ = step;
   started_at_ = t0;
   blocked_in_flight_ = MPI_Wtime() - t0;
+  waited_in_flight_ = 0;
   return checkpoint_dir(cfg_) + "/" + checkpoint_name(step);
 }
 
 void CheckpointSaver::at_step_boundary() {
   if (!writer_ || !writer_->in_flight()) return;
   const double t0 = MPI_Wtime();
-  const bool ready = writer_->all_written();
+  const bool committed = writer_->advance();
   blocked_in_flight_ += MPI_Wtime() - t0;
-  if (ready) commit(false);
+  if (committed) committed_save();
 }
 
 void CheckpointSaver::finish() {
-  if (writer_ && writer_->in_flight()) commit(false);
+  if (writer_ && writer_->in_flight()) wait_and_commit(false);
 }
 
-void CheckpointSaver::commit(bool waiting) {
+void CheckpointSaver::wait_and_commit(bool count_wait) {
+  // The main thread's own part of the phases left is a few small
+  // collectives: the time is that of waiting for the threads.
   const double t0 = MPI_Wtime();
-  writer_->wait();
-  const double t1 = MPI_Wtime();
-  if (waiting) {
-    ++waits_;
-    waited_s_ += t1 - t0;
-  }
   writer_->finish();
+  waited_in_flight_ = MPI_Wtime() - t0;
+  if (count_wait) {
+    ++waits_;
+    waited_s_ += waited_in_flight_;
+  }
+  committed_save();
+}
+
+void CheckpointSaver::committed_save() {
   clear_checkpoint_fault();
-  const double blocked = blocked_in_flight_ + (MPI_Wtime() - t1);
   ++saves_;
-  blocked_s_ += blocked;
-  max_blocked_s_ = std::max(max_blocked_s_, blocked);
+  blocked_s_ += blocked_in_flight_;
+  max_blocked_s_ = std::max(max_blocked_s_, blocked_in_flight_);
   log0(
       "checkpoint: step %lld saved to %s/%s in %.2f s (asynchronously; training blocked %.3f s, waited %.3f "
       "s)\n",
       (long long)step_in_flight_, checkpoint_dir(cfg_).c_str(), checkpoint_name(step_in_flight_).c_str(),
-      MPI_Wtime() - started_at_, blocked, t1 - t0);
+      MPI_Wtime() - started_at_, blocked_in_flight_, waited_in_flight_);
   step_in_flight_ = -1;
 }
 

@@ -1,7 +1,7 @@
 // The saves of a training loop: synchronous (save_checkpoint), or with
 // checkpoint.async = true asynchronous (io/checkpoint_async.hpp): the loop
-// goes on while a background thread writes, and the save is committed at
-// the first step boundary at which every rank has written its part.
+// goes on while background threads create, write and commit the file, and
+// the save moves from one phase to the next at the step boundaries.
 //
 // At most one save is in flight: a new one first finishes the previous one,
 // says so and counts the wait. The loop finishes the save in flight before
@@ -31,8 +31,9 @@ class CheckpointSaver {
   // save_checkpoint's; an asynchronous save's refusal of non-finite values
   // comes from the commit.
   std::string save(const ShardGroups& shards, const SavePoint& at);
-  // At a step boundary: commits the save in flight once every rank has
-  // written its part (one small all-reduce per step while one is in flight).
+  // At a step boundary: moves the save in flight on to its next phase once
+  // every rank's thread is done with this one (one small all-reduce per step
+  // while one is in flight, io/checkpoint_async.hpp).
   void at_step_boundary();
   // Waits for the save in flight, if any, and commits it.
   void finish();
@@ -41,13 +42,15 @@ class CheckpointSaver {
   std::string summary() const;
 
  private:
-  void commit(bool waiting);  // the save in flight: wait (timed), then commit
+  void wait_and_commit(bool count_wait);  // the save in flight: waits (timed) for it
+  void committed_save();                  // counts and logs it
 
   const Topology& topo_;
   const Config& cfg_;
   std::unique_ptr<AsyncCheckpointWriter> writer_;  // null: synchronous saves
   int64_t step_in_flight_ = -1;
-  double started_at_ = 0, blocked_in_flight_ = 0;  // MPI_Wtime of its start; blocking so far
+  // MPI_Wtime of its start; blocking and waiting so far.
+  double started_at_ = 0, blocked_in_flight_ = 0, waited_in_flight_ = 0;
   // Totals over the committed asynchronous saves.
   int64_t saves_ = 0, waits_ = 0;
   double blocked_s_ = 0, waited_s_ = 0, max_blocked_s_ = 0;

@@ -20,6 +20,5 @@ int main(int argc, char** argv) {
     rc = zeropp::run_cli(argc, argv);
   }
   // 20 s: MPI_Finalize takes well under a second when it returns at all.
-  zeropp::bounded_finalize(rc, 20.0);
-  return rc;
+  return zeropp::bounded_finalize(rc, 20.0);
 }

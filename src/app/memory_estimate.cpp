@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "src/app/logging.hpp"
 #include "src/models/model.hpp"
 #include "src/zero/shard.hpp"
 #include "src/zero/zero_layout.hpp"
@@ -11,6 +12,19 @@ namespace zeropp {
 
 int64_t activation_bytes(const ModelConfig& m, int B, int T) {
   return model_activation_bytes(m, B, T) + 8 * int64_t(B) * T;  // + the engine's int32 inputs and targets
+}
+
+const char* const kRecomputePolicies[2] = {"none", "layer"};
+
+std::string recompute_summary(const ModelConfig& m, int B, int T) {
+  std::string s = m.recompute + ": activations " + human_bytes(double(activation_bytes(m, B, T))) + " (";
+  for (const char* p : kRecomputePolicies) {
+    if (m.recompute == p) continue;
+    ModelConfig other = m;
+    other.recompute = p;
+    s += std::string(p) + " " + human_bytes(double(activation_bytes(other, B, T)));
+  }
+  return s + ")";
 }
 
 namespace {

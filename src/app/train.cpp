@@ -62,7 +62,9 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   const auto& z = cfg.zero;
   std::string zero = "ZeRO-3, " + z.comm_dtype + " communication";
   if (z.quantized_weights)
-    zero += ", qwZ int" + std::to_string(z.weight_bits) + " block " + std::to_string(z.weight_block);
+    zero += ", qwZ " +
+            (z.weight_format == "fp8" ? std::string("fp8 e4m3") : "int" + std::to_string(z.weight_bits)) +
+            " block " + std::to_string(z.weight_block);
   if (engine.hpz_size() > 1) zero += ", hpZ groups of " + std::to_string(engine.hpz_size());
   if (z.quantized_gradients)
     zero += ", qgZ int" + std::to_string(z.intra_node_gradient_bits) + "/int" +
@@ -73,6 +75,7 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
                     std::string(comm.backend()) + " (comm.backend = " + cfg.comm.backend + ")");
   rows.emplace_back("device", device.describe());
   rows.emplace_back("memory per rank", memory_summary(memory));
+  rows.emplace_back("recompute", recompute_summary(m, t.batch_size, t.seq_len));
   rows.emplace_back("BLAS", gemm_backend_name());
   rows.emplace_back("BLAS kernels", blas_kernels_summary());
   rows.emplace_back("elementwise kernels", elementwise_kernels_name());

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "src/comm/watchdog.hpp"
+
 namespace zeropp {
 
 using Clock = Request::Clock;
@@ -171,17 +173,8 @@ void Communicator::wait(Request& r) {
   while (r.state_ && !test(r)) {
     const Request::State& s = *r.state_;
     const auto now = Clock::now();
-    if (std::chrono::duration<double>(now - s.t0).count() > timeout_s_) {
-      std::fprintf(
-          stderr,
-          "zeropp: rank %d: %s (%s) of unit '%s' at step %lld did not complete within %g s; aborting\n",
-          world_rank_, name_of(s.kind), name_of(s.purpose), s.label.c_str(), (long long)s.step, timeout_s_);
-      std::fflush(stderr);
-      // Give the launcher's I/O forwarding time to deliver the line: MPI_Abort
-      // tears the job down at once, and under load the message was lost.
-      usleep(500000);
-      MPI_Abort(MPI_COMM_WORLD, kExitError);
-    }
+    const double waited = std::chrono::duration<double>(now - s.t0).count();
+    if (waited > timeout_s_ + report_delay(world_rank_, ranks_per_node_, timeout_s_)) stalled(s);
     if (s.progress() != last_progress) {
       last_progress = s.progress();
       since = now;
@@ -192,6 +185,20 @@ void Communicator::wait(Request& r) {
       usleep(50);
   }
   counters_.seconds[size_t(kind)] += std::chrono::duration<double>(Clock::now() - entered).count();
+}
+
+void Communicator::stalled(const Request::State& s) {
+  const std::string missing = missing_ranks(s.waiting_for(), world_rank_, ranks_per_node_, hosts_);
+  std::fprintf(stderr,
+               "zeropp: rank %d: %s (%s) of unit '%s' at step %lld did not complete within %g s; "
+               "aborting%s%s\n",
+               world_rank_, name_of(s.kind), name_of(s.purpose), s.label.c_str(), (long long)s.step,
+               timeout_s_, missing.empty() ? "" : ": ", missing.c_str());
+  std::fflush(stderr);
+  // Give the launcher's I/O forwarding time to deliver the line: MPI_Abort
+  // tears the job down at once, and under load the message was lost.
+  usleep(500000);
+  MPI_Abort(MPI_COMM_WORLD, kExitError);
 }
 
 Communicator::Collective Communicator::exchange(Kind kind, const void* send, void* recv, int64_t count,

@@ -96,6 +96,8 @@ class Request {
     virtual ~State() = default;
     virtual bool advance() = 0;                 // progresses without blocking; true when complete
     virtual int progress() const { return 0; }  // changes when the collective moves on (wait() spins again)
+    // World ranks whose messages of the current hop are still outstanding (the watchdog names them).
+    virtual std::vector<int> waiting_for() const { return {}; }
 
     Communicator& comm;
     Kind kind;
@@ -196,6 +198,13 @@ class Communicator {
   // (zero without inter-node bytes).
   Request::Clock::duration emulated_link_time(int64_t inter_bytes);
 
+  // Where the ranks are, for the watchdog's line: X ranks per node, node-major,
+  // the nodes' host names (empty: nodes not named).
+  void set_nodes(int ranks_per_node, std::vector<std::string> hosts) {
+    ranks_per_node_ = ranks_per_node;
+    hosts_ = std::move(hosts);
+  }
+
   // Fault injection: world rank `rank` sleeps forever before its first
   // collective at `step`, so the others' watchdog fires (needs P > 1).
   void set_stall(int rank, int64_t step) {
@@ -238,6 +247,10 @@ class Communicator {
 
   int world_rank_;
   double timeout_s_;
+  int ranks_per_node_ = 1;
+  std::vector<std::string> hosts_;
+  // A collective stalled past the timeout: one line (from one rank, src/comm/watchdog.hpp), then MPI_Abort.
+  void stalled(const Request::State& s);
   int64_t step_ = 0;
   int stall_rank_ = -1;
   int64_t stall_step_ = -1;

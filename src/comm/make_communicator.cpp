@@ -43,8 +43,10 @@ void check_device_staging(bool staging, const std::string& backend, const CommAb
                 "\" (use \"mpi\" or \"auto\")");
 }
 
-std::unique_ptr<Communicator> make_communicator(const std::string& requested, const Topology& topo,
-                                                double timeout_s, bool device_buffers, bool device_staging) {
+namespace {
+
+std::unique_ptr<Communicator> make_backend(const std::string& requested, const Topology& topo,
+                                           double timeout_s, bool device_buffers, bool device_staging) {
   const CommAbilities can = comm_abilities(device_buffers);
   // Staging is for the mpi backend: auto means mpi then, and any other choice is refused first.
   const std::string wanted = device_staging && requested == "auto" ? "mpi" : requested;
@@ -65,6 +67,16 @@ std::unique_ptr<Communicator> make_communicator(const std::string& requested, co
                                                  timeout_s);
 #endif
   return std::make_unique<MpiCommunicator>(topo.rank, timeout_s);
+}
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_communicator(const std::string& requested, const Topology& topo,
+                                                double timeout_s, bool device_buffers, bool device_staging) {
+  std::unique_ptr<Communicator> c = make_backend(requested, topo, timeout_s, device_buffers, device_staging);
+  // Emulated nodes share one host name: the watchdog numbers them instead.
+  c->set_nodes(topo.X, topo.emulated ? std::vector<std::string>{} : topo.hosts);
+  return c;
 }
 
 }  // namespace zeropp

@@ -23,6 +23,10 @@ struct ModelConfig {
   int n_embd = 256;             // C
   std::string family = "gpt2";  // gpt2 | llama (src/models/)
   int ffn_hidden = 0;           // llama: SwiGLU hidden size (0: 4·n_embd)
+  // Activation recomputation: none (keep every block's activations for the
+  // backward) or layer (keep each block's input; rerun its forward just
+  // before its backward, with the weights the backward holds).
+  std::string recompute = "none";
 };
 
 struct TrainConfig {
@@ -76,9 +80,10 @@ struct ZeroConfig {
   int ranks_per_node = 0;           // 0: detect nodes; X > 0: emulate nodes of X ranks
   std::string comm_dtype = "bf16";  // dtype of gathered weights and reduced gradients: bf16 or fp32
   // ZeRO++ (docs in README.md); each independent, all on = ZeRO++.
-  bool quantized_weights = false;  // qwZ: blockwise-quantized weight all-gathers
-  int weight_bits = 8;             // 8 or 4
-  int weight_block = 256;          // elements per fp32 scale (a power of two)
+  bool quantized_weights = false;     // qwZ: blockwise-quantized weight all-gathers
+  std::string weight_format = "int";  // int (weight_bits wide) or fp8 (e4m3, 8 bits)
+  int weight_bits = 8;                // 8 or 4
+  int weight_block = 256;             // elements per fp32 scale (a power of two)
   // qwZ in the backward's gathers too (false: in comm_dtype, other weights than the forward's)
   bool quantized_weights_backward = true;
   int hpz_partition_size = 1;            // hpZ: 1 off, 0 the node (X), alpha: groups of alpha ranks

@@ -96,6 +96,11 @@ std::vector<Key> build_table() {
             {one_of({"gpt2", "llama"})});
   model.add("ffn_hidden", &ModelConfig::ffn_hidden, "llama's SwiGLU hidden size (0: 4·n_embd)",
             {non_negative()});
+  model.add("recompute", &ModelConfig::recompute,
+            "activation recomputation: none (keep every block's activations), or layer (keep each block's "
+            "input, rerun the block's forward just before its backward: bitwise the same gradients, about "
+            "a fifth more compute, no extra communication)",
+            {one_of({"none", "layer"})});
 
   Section<TrainConfig> train{t, "train", &Config::train};
   train.add("batch_size", &TrainConfig::batch_size, "B: sequences per micro-batch per rank", {positive()});
@@ -170,6 +175,11 @@ std::vector<Key> build_table() {
            {one_of({"bf16", "fp32"})});
   zero.add("quantized_weights", &ZeroConfig::quantized_weights,
            "qwZ: the weight all-gathers send each slice blockwise-quantized");
+  zero.add(
+      "weight_format", &ZeroConfig::weight_format,
+      "qwZ element: int (symmetric integers of weight_bits) or fp8 (e4m3, 8 bits, the error relative per "
+      "element)",
+      {one_of({"int", "fp8"})});
   zero.add("weight_bits", &ZeroConfig::weight_bits, "qwZ width", {one_of({8, 4})});
   zero.add("weight_block", &ZeroConfig::weight_block, "qwZ elements per fp32 scale", {power_of_two()});
   zero.add("quantized_weights_backward", &ZeroConfig::quantized_weights_backward,

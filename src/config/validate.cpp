@@ -34,6 +34,12 @@ const Rule kRules[] = {
      }},
     {"optim.min_lr", [](const Config& c) { return c.optim.min_lr <= c.optim.lr; },
      [](const Config& c) { return "must not exceed optim.lr = " + toml_text(c.optim.lr); }},
+    {"zero.weight_format",
+     [](const Config& c) { return c.zero.weight_format != "fp8" || c.zero.weight_bits == 8; },
+     [](const Config& c) {
+       return "needs zero.weight_bits = 8 (an e4m3 element is one byte), not " +
+              std::to_string(c.zero.weight_bits);
+     }},
     {"zero.gradient_error_feedback",
      [](const Config& c) { return !c.zero.gradient_error_feedback || c.zero.quantized_gradients; },
      [](const Config&) { return std::string("needs zero.quantized_gradients = true"); }},
@@ -46,6 +52,16 @@ const Rule kRules[] = {
        return std::string(
            "train.device = \"cuda\" with comm.backend = \"mpi\" needs true (MPI gets the device buffers "
            "through pinned host copies), or use comm.backend = \"nccl\"");
+     }},
+    // The recompute runs on the backward's weights: they must be the forward's.
+    {"model.recompute",
+     [](const Config& c) {
+       return c.model.recompute == "none" || !c.zero.quantized_weights || c.zero.quantized_weights_backward;
+     },
+     [](const Config&) {
+       return std::string(
+           "needs the backward to gather the forward's weights: with zero.quantized_weights, keep "
+           "zero.quantized_weights_backward = true");
      }},
     {"train.tf32", [](const Config& c) { return !c.train.tf32 || c.train.device == "cuda"; },
      [](const Config&) { return std::string("applies to cuBLAS only: needs train.device = \"cuda\""); }},

@@ -1,8 +1,8 @@
 // Small pieces the decoders in src/models share: views into activation
 // buffers, a parameter's part of its unit's flat buffer, the tokens a
-// forward keeps for its backward and the (weighted) mean of the per-token
-// losses. Everything here goes through kernels and buffer operations: the
-// buffers may live on a GPU (kernels/device_context.hpp).
+// forward keeps for its backward, the activation slots of model.recompute
+// and the (weighted) mean of the per-token losses. Everything here goes through kernels and buffer
+// operations: the buffers may live on a GPU (kernels/device_context.hpp).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +26,13 @@ template <class T>
 void zero(const Vec<T>& v) {
   fill(v, T(0));
 }
+
+// model.recompute = layer keeps one set of a block's activations (slot 0)
+// that each block's backward refills by rerunning the block's forward;
+// otherwise every layer l keeps its own (slot l).
+inline bool recomputes(const ModelConfig& m) { return m.recompute == "layer"; }
+inline int activation_slots(const ModelConfig& m) { return recomputes(m) ? 1 : m.n_layer; }
+inline int activation_slot(const ModelConfig& m, int l) { return recomputes(m) ? 0 : l; }
 
 // Parameter p's weights (P) or gradient (G) within its unit's full buffer.
 template <class T>

@@ -1,6 +1,10 @@
 #include "src/zero/quant_scheme.hpp"
 
+#include <stdexcept>
+#include <string>
+
 #include "kernels/qgz_reorder.hpp"
+#include "kernels/quant_fp8.hpp"
 #include "kernels/quant_reduce.hpp"
 #include "kernels/quant_ref.hpp"
 #include "kernels/quantize.hpp"
@@ -11,6 +15,12 @@ namespace {
 int64_t round_up(int64_t bytes, int64_t to) { return (bytes + to - 1) / to * to; }
 int8_t* s8(uint8_t* q) { return reinterpret_cast<int8_t*>(q); }
 const int8_t* s8(const uint8_t* q) { return reinterpret_cast<const int8_t*>(q); }
+
+// qgZ's sums and requantization exist for the integer formats only.
+void require_int(const QuantScheme& s, const char* who) {
+  if (s.element != QuantElement::Int)
+    throw std::invalid_argument(std::string("QuantScheme::") + who + ": fp8 is a weight-gather format only");
+}
 }  // namespace
 
 int64_t QuantScheme::payload_bytes(int64_t n) const { return quant_ref::payload_bytes(bits, n); }
@@ -25,7 +35,9 @@ int64_t QuantScheme::packed_bytes(int64_t n) const {
 
 void QuantScheme::quantize(const float* x, uint8_t* q, float* scales, int64_t n) const {
   const int64_t nb = payload_bytes(n), ns = n / block;
-  if (bits == 8)
+  if (element == QuantElement::E4M3)
+    quantize_fp8(CVec<float>(x, n), Vec<uint8_t>(q, nb), Vec<float>(scales, ns), n, block);
+  else if (bits == 8)
     quantize_int8(CVec<float>(x, n), Vec<int8_t>(s8(q), nb), Vec<float>(scales, ns), n, block);
   else
     quantize_int4(CVec<float>(x, n), Vec<uint8_t>(q, nb), Vec<float>(scales, ns), n, block);
@@ -33,7 +45,9 @@ void QuantScheme::quantize(const float* x, uint8_t* q, float* scales, int64_t n)
 
 void QuantScheme::dequantize(const uint8_t* q, const float* scales, float* x, int64_t n) const {
   const int64_t nb = payload_bytes(n), ns = n / block;
-  if (bits == 8)
+  if (element == QuantElement::E4M3)
+    dequantize_fp8(CVec<uint8_t>(q, nb), CVec<float>(scales, ns), Vec<float>(x, n), n, block);
+  else if (bits == 8)
     dequantize_int8(CVec<int8_t>(s8(q), nb), CVec<float>(scales, ns), Vec<float>(x, n), n, block);
   else
     dequantize_int4(CVec<uint8_t>(q, nb), CVec<float>(scales, ns), Vec<float>(x, n), n, block);
@@ -50,7 +64,9 @@ void QuantScheme::dequantize_packed(const uint8_t* chunk, float* x, int64_t n) c
 void QuantScheme::dequantize_packed_bf16(const uint8_t* chunk, float* x, int64_t n) const {
   const int64_t nb = payload_bytes(n), ns = n / block;
   const CVec<float> sc(reinterpret_cast<const float*>(chunk + packed_scales_offset(n)), ns);
-  if (bits == 8)
+  if (element == QuantElement::E4M3)
+    dequantize_fp8_bf16(CVec<uint8_t>(chunk, nb), sc, Vec<float>(x, n), n, block);
+  else if (bits == 8)
     dequantize_int8_bf16(CVec<int8_t>(s8(chunk), nb), sc, Vec<float>(x, n), n, block);
   else
     dequantize_int4_bf16(CVec<uint8_t>(chunk, nb), sc, Vec<float>(x, n), n, block);
@@ -58,6 +74,7 @@ void QuantScheme::dequantize_packed_bf16(const uint8_t* chunk, float* x, int64_t
 
 void QuantScheme::quantize_reordered(const float* grad, uint8_t* q, float* scales, int64_t n, int X,
                                      int Y) const {
+  require_int(*this, "quantize_reordered");
   const int64_t nb = payload_bytes(n), ns = n / block;
   if (bits == 8)
     qgz_reorder_quantize_int8(CVec<float>(grad, n), Vec<int8_t>(s8(q), nb), Vec<float>(scales, ns), n, X, Y,
@@ -68,6 +85,7 @@ void QuantScheme::quantize_reordered(const float* grad, uint8_t* q, float* scale
 }
 
 void QuantScheme::dequantize_sum(const uint8_t* q, const float* scales, int k, float* out, int64_t n) const {
+  require_int(*this, "dequantize_sum");
   const int64_t nb = payload_bytes(n) * k, ns = n / block * k;
   if (bits == 8)
     dequant_sum_int8(CVec<int8_t>(s8(q), nb), CVec<float>(scales, ns), k, Vec<float>(out, n), n, block);
@@ -77,6 +95,8 @@ void QuantScheme::dequantize_sum(const uint8_t* q, const float* scales, int k, f
 
 void QuantScheme::dequant_sum_requant(const uint8_t* q, const float* scales, int k, const QuantScheme& to,
                                       uint8_t* q_out, float* scales_out, int64_t n) const {
+  require_int(*this, "dequant_sum_requant");
+  require_int(to, "dequant_sum_requant");
   const int64_t nb = payload_bytes(n) * k, ns = n / block * k, nb_out = to.payload_bytes(n);
   const CVec<float> sc(scales, ns);
   const Vec<float> sc_out(scales_out, n / block);

@@ -1,7 +1,8 @@
 // One blockwise quantization format: what qwZ and both qgZ hops send.
 //
-// A QuantScheme is a bit width (8 or 4), a block (elements per scale) and a
-// scale dtype (fp32). It owns the sizes (payload, scales, the packed
+// A QuantScheme is an element format (integers, or fp8 e4m3 for the weight
+// gathers), a bit width (8 or 4; 8 for e4m3), a block (elements per scale) and
+// a scale dtype (fp32). It owns the sizes (payload, scales, the packed
 // [payload | scales] chunk of qwZ's gather) and dispatches the kernels of
 // kernels/quantize.hpp and kernels/quant_reduce.hpp on raw buffers, so that
 // callers never branch on the width. Sizes are pure functions; the payload
@@ -17,10 +18,17 @@ namespace zeropp {
 // change the kernels' arithmetic (kernels/quantize.hpp) and its references.
 enum class ScaleDType { F32 };
 
+// How an element is stored: a symmetric integer q * scale (kernels/quantize.hpp),
+// or an e4m3 float times the scale (kernels/quant_fp8_ref.hpp: the error is
+// relative per element, not absolute per block). E4M3 serves qwZ's gathers
+// only: the qgZ operations below refuse it.
+enum class QuantElement { Int, E4M3 };
+
 struct QuantScheme {
-  int bits = 4;         // 8 or 4
+  int bits = 4;         // 8 or 4 (8 for E4M3)
   int64_t block = 256;  // elements per scale; every n below is a multiple of it
   ScaleDType scale = ScaleDType::F32;
+  QuantElement element = QuantElement::Int;
 
   // Bytes of the quantized values of n elements (n at 8 bits, n/2 at 4).
   int64_t payload_bytes(int64_t n) const;

@@ -26,7 +26,8 @@ inline int64_t unit_align(const ZeroConfig& z) {
 
 // qwZ's format, and qgZ's formats inside and across nodes.
 inline QuantScheme weight_scheme(const ZeroConfig& z) {
-  return {z.weight_bits, z.weight_block, ScaleDType::F32};
+  return {z.weight_bits, z.weight_block, ScaleDType::F32,
+          z.weight_format == "fp8" ? QuantElement::E4M3 : QuantElement::Int};
 }
 inline QuantScheme intra_gradient_scheme(const ZeroConfig& z) {
   return {z.intra_node_gradient_bits, z.gradient_block, ScaleDType::F32};

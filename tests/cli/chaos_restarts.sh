@@ -4,16 +4,19 @@
 # under scripts/supervise, while a random rank is killed (SIGKILL) at random
 # moments, ZEROPP_CHAOS_KILLS times (default 3). The run must finish, and its
 # final weights, Adam moments and error-feedback buffers must equal bit for
-# bit those of an uninterrupted run of the same steps. ZEROPP_CHAOS_SEED
-# repeats a sequence of kills (the seed in use is printed).
+# bit those of an uninterrupted run of the same steps. Every
+# ZEROPP_CHAOS_NODE_EVERY-th kill (default 3; 0: none) kills instead both
+# ranks of a random emulated node at once, as a lost node would.
+# ZEROPP_CHAOS_SEED repeats a sequence of kills (the seed in use is printed).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
 needs_corpus
 py=/usr/bin/python3
 kills=${ZEROPP_CHAOS_KILLS:-3}
+node_every=${ZEROPP_CHAOS_NODE_EVERY:-3}
 seed=${ZEROPP_CHAOS_SEED:-$((($(date +%s%N) / 1000) % 32768))}
 RANDOM=$seed
-echo "chaos seed $seed ($kills kills)"
+echo "chaos seed $seed ($kills kills; ZEROPP_CHAOS_NODE_EVERY=$node_every)"
 steps=300  # long enough (~25 ms a step) for every kill to find the run still going
 run=(--model.n_layer=1 --model.n_embd=32 --model.n_head=2 --model.max_seq_len=32 --train.batch_size=2
      --train.seq_len=32 --train.sample_tokens=0 --data.val= --log.every=1 --train.steps=$steps
@@ -30,13 +33,20 @@ timeout 300 $(launch "$work/ref") > "$work/ref.log" 2>&1 || { bad "reference run
 
 # The same under supervision, with kills: each waits for the attempt running
 # to take a random number of steps (1 to 6), then a random moment up to 0.9 s
-# more (a save may be in flight, or being committed), and kills a random rank.
+# more (a save may be in flight, or being committed), and kills a random rank
+# (or a node's). The back-off is capped at 1 s: doubled after each of many
+# restarts it would outlast the kill loop's wait for the next attempt.
 out="$work/chaos"
 # shellcheck disable=SC2046
-timeout 600 "$ZEROPP_SOURCE_DIR/scripts/supervise" --restarts $((kills + 2)) --backoff 0.2 -- $(launch "$out") \
-  > "$work/chaos.log" 2>&1 &
+timeout 600 "$ZEROPP_SOURCE_DIR/scripts/supervise" --restarts $((kills + 2)) --backoff 0.2 --max-backoff 1 -- \
+  $(launch "$out") > "$work/chaos.log" 2>&1 &
 supervisor=$!
 ranks_of() { pgrep -f -- "^$ZEROPP train .*--train.out_dir=$out( |\$)"; }
+node_of() {  # node_of PID: its emulated node (2 ranks a node, node-major), from the launcher's PMI_RANK
+  local r
+  r=$(tr '\0' '\n' < "/proc/$1/environ" 2> /dev/null | sed -n 's/^PMI_RANK=//p')
+  [[ -n $r ]] && echo $((r / 2))
+}
 attempts() { grep -c '^supervise: .* attempt ' "$work/chaos.log"; }
 killed=0
 for ((k = 0; k < kills; ++k)); do
@@ -54,10 +64,15 @@ for ((k = 0; k < kills; ++k)); do
   sleep "0.$((RANDOM % 10))"
   mapfile -t pids < <(ranks_of)
   ((${#pids[@]})) || break  # the run is over
-  victim=${pids[RANDOM % ${#pids[@]}]}
-  if kill -KILL "$victim" 2> /dev/null; then
+  victims=("${pids[RANDOM % ${#pids[@]}]}") what="one of ${#pids[@]} rank processes"
+  if ((node_every > 0 && (k + 1) % node_every == 0)); then
+    node=$((RANDOM % 2)) victims=()
+    for p in "${pids[@]}"; do [[ $(node_of "$p") == "$node" ]] && victims+=("$p"); done
+    what="the ${#victims[@]} ranks of node $node"
+  fi
+  if ((${#victims[@]})) && kill -KILL "${victims[@]}" 2> /dev/null; then
     killed=$((killed + 1))
-    echo "kill $killed: one of ${#pids[@]} rank processes after $want+ steps of attempt $(attempts)"
+    echo "kill $killed: $what after $want+ steps of attempt $(attempts)"
   fi
 done
 wait "$supervisor"

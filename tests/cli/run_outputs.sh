@@ -4,8 +4,8 @@
 # elapsed time and ETA; train.log in the run folder (appended on --resume);
 # validation losses in metrics.h5 under the log's step numbers; `ckpt info` and
 # `ckpt verify` on a run folder, a checkpoint folder or a `latest` file; a
-# failing verify naming the damaged dataset; `bench step`'s kernels row and GEMM
-# ratios. A tiny model, 2 ranks: ~3 s.
+# failing verify naming the damaged dataset; `bench step`'s kernels row, GEMM
+# ratios and recompute rows. A tiny model, 2 ranks: ~3 s.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
 cd "$ZEROPP_SOURCE_DIR" || exit 1
@@ -136,5 +136,11 @@ if grep -Eq '^bench step \| .* \| fp32 \| .*\| GEMM [0-9.]+ GFLOP/s \| ratio [0-
     "$work/bench"; then
   ok "bench step: paired GEMM ratio with its spread, and the ratio against the GEMMs timed once after"
 else bad "bench step lacks the paired ratio or the once-after row"; grep -E 'ratio' "$work/bench"; fi
+# Each model.recompute policy: its activations and fp32 step time, side by side.
+if grep -Eq '^bench step \| .* \| fp32 \| recompute none \| activations [0-9.]+ [KMG]iB \| [0-9.]+ ms/step$' "$work/bench" &&
+  grep -Eq '^bench step \| .* \| fp32 \| recompute layer \| activations [0-9.]+ [KMG]iB \| [0-9.]+ ms/step$' "$work/bench" &&
+  grep -Eq '^  fp32 recompute layer +: activations [0-9.]+ [KMG]iB, [0-9.]+ ms/step \([0-9.]+ x none\)$' "$work/bench"; then
+  ok "bench step: activations and step time of recompute none and layer"
+else bad "bench step lacks the recompute rows"; grep -E 'recompute' "$work/bench"; fi
 
 finish

@@ -98,8 +98,9 @@ else
   bad "cyclic placement: status $rc, '$msg'"
 fi
 # A node lost mid-run (its link down after step 8): the survivors' watchdog
-# (comm.timeout_s) ends the run with a line naming the collective, a non-zero
-# status, and the checkpoint of step 5 readable.
+# (comm.timeout_s) ends the run with one line for the job, naming the
+# collective and the ranks of zpc-n1 that did not arrive, a non-zero status,
+# and the checkpoint of step 5 readable.
 lost=$work/lost
 timeout 120 "$cluster" mpiexec 2 "$ZEROPP" train inputs/tiny.toml --train.batch_size=1 --train.seq_len=64 \
   --train.steps=200 --log.every=1 --train.sample_tokens=0 --data.val= --checkpoint.every=5 --comm.timeout_s=10 \
@@ -114,11 +115,13 @@ down_at=$SECONDS
 wait "$pid"
 rc=$?
 took=$((SECONDS - down_at))
-if ((rc != 0 && rc != 124 && took < 40)) && grep -q 'did not complete within 10 s; aborting' "$work/lost.log" &&
+line=$(grep 'did not complete within 10 s; aborting' "$work/lost.log")
+if ((rc != 0 && rc != 124 && took < 40)) && [[ $(grep -c . <<< "$line") -eq 1 ]] &&
+  [[ $line =~ aborting:\ ranks?\ [23](,3)?\ \(node\ zpc-n1,\ ranks\ 2-3\)\ did\ not\ arrive$ ]] &&
   h5ls "$lost/checkpoints/step_00000005.h5" > /dev/null 2>&1; then
-  ok "node lost: status $rc after $took s, $(grep -m1 'did not complete' "$work/lost.log" | sed 's/^zeropp: //; s/ did not.*//'), step 5 readable"
+  ok "node lost: status $rc after $took s, one line: '${line#zeropp: }', step 5 readable"
 else
-  bad "node lost: status $rc after $took s"
+  bad "node lost: status $rc after $took s, watchdog line(s): '$line'"
   grep -v '^step' "$work/lost.log" | tail -4
 fi
 finish

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,42 @@ inline Trace train(const Config& c, MPI_Comm base) {
   for (size_t u = 0; u < run.model->layout().units.size(); ++u)
     t.weights.push_back(run.engine.gather_master(int(u)));
   return t;
+}
+
+// A training run's trace and its last step's mean gradient (every unit, full).
+struct TracedRun {
+  Trace trace;
+  std::vector<std::vector<float>> grads;
+};
+
+// Trains c on the world; `after` (if set) runs after every step.
+using AfterStep = std::function<void(Run&, int64_t step, const StepStats&)>;
+inline TracedRun train_traced(const Config& c, const AfterStep& after = {}) {
+  Run run(c, MPI_COMM_WORLD);
+  TracedRun r;
+  for (int64_t step = 0; step < c.train.steps; ++step) {
+    const StepStats st = train_step(run, step, learning_rate(c.optim, step, c.train.steps));
+    r.trace.losses.push_back(st.loss);
+    r.trace.norms.push_back(st.grad_norm);
+    if (after) after(run, step, st);
+  }
+  for (size_t u = 0; u < run.model->layout().units.size(); ++u) {
+    r.trace.weights.push_back(run.engine.gather_master(int(u)));
+    r.grads.push_back(run.engine.gather_grad(int(u)));
+  }
+  return r;
+}
+
+// ZeRO++ in full on nodes of X ranks: qwZ, hpZ over the node, qgZ with error feedback.
+inline Config zeropp_full(Config c, int X) {
+  c.zero.ranks_per_node = X;
+  c.zero.quantized_weights = true;
+  c.zero.weight_block = 32;
+  c.zero.hpz_partition_size = 0;
+  c.zero.quantized_gradients = true;
+  c.zero.gradient_block = 32;
+  c.zero.gradient_error_feedback = true;
+  return c;
 }
 
 inline double max_rel(const std::vector<float>& a, const std::vector<float>& b) {

@@ -33,7 +33,7 @@ std::string error_of(const std::string& deck, const std::vector<std::string>& ov
 }  // namespace
 
 TEST_CASE("the shipped decks load", "[config]") {
-  for (const char* d : {"default", "tiny", "small", "gpt2-124m"}) {
+  for (const char* d : {"default", "tiny", "small", "gpt2-124m", "gpt2-350m", "gpt2-774m"}) {
     INFO(d);
     const Config c = load_config(std::string(ZEROPP_SOURCE_DIR) + "/inputs/" + d + ".toml", {});
     CHECK(c.model.n_embd % c.model.n_head == 0);

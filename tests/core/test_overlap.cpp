@@ -4,7 +4,6 @@
 // blocking path (no prefetch, reductions completed in place), for ZeRO-3 and
 // ZeRO++ (qwZ + hpZ + qgZ, with error feedback), on every node layout of P.
 #include <catch2/catch.hpp>
-#include <functional>
 
 #include "core/engine_fixture.hpp"
 #include "src/zero/kernel_progress.hpp"
@@ -24,42 +23,13 @@ struct Schedule {
   double latency_us = 0;
 };
 
-struct Result {
-  Trace trace;
-  std::vector<std::vector<float>> grads;  // the last step's mean gradient, every unit
-};
-
 // Trains c under schedule s; `after` (if set) runs after every step.
-using AfterStep = std::function<void(Run&, int64_t step, const StepStats&)>;
-Result run_with(Config c, const Schedule& s, const AfterStep& after = {}) {
+TracedRun run_with(Config c, const Schedule& s, const AfterStep& after = {}) {
   c.zero.prefetch_depth = s.depth;
   c.zero.overlap = s.overlap;
   c.comm.internode_latency_us = s.latency_us;
   if (s.latency_us > 0) c.zero.hpz_partition_size = 0;
-  Run run(c, MPI_COMM_WORLD);
-  Result r;
-  for (int64_t step = 0; step < c.train.steps; ++step) {
-    const StepStats st = train_step(run, step, learning_rate(c.optim, step, c.train.steps));
-    r.trace.losses.push_back(st.loss);
-    r.trace.norms.push_back(st.grad_norm);
-    if (after) after(run, step, st);
-  }
-  for (size_t u = 0; u < run.model->layout().units.size(); ++u) {
-    r.trace.weights.push_back(run.engine.gather_master(int(u)));
-    r.grads.push_back(run.engine.gather_grad(int(u)));
-  }
-  return r;
-}
-
-Config zeropp_full(Config c, int X) {
-  c.zero.ranks_per_node = X;
-  c.zero.quantized_weights = true;
-  c.zero.weight_block = 32;
-  c.zero.hpz_partition_size = 0;
-  c.zero.quantized_gradients = true;
-  c.zero.gradient_block = 32;
-  c.zero.gradient_error_feedback = true;
-  return c;
+  return train_traced(c, after);
 }
 
 }  // namespace
@@ -74,10 +44,10 @@ TEST_CASE("overlap and prefetch depth give bitwise the blocking path's gradients
         c.train.steps = 2;
         c.zero.ranks_per_node = X;
         if (plus) c = zeropp_full(c, X);
-        const Result blocking = run_with(c, {0, false});
+        const TracedRun blocking = run_with(c, {0, false});
         for (const Schedule s : {Schedule{1, true}, Schedule{2, true}, Schedule{1, false}, Schedule{3, true},
                                  Schedule{1, true, X > 1 && X < P && !plus ? 3000.0 : 0.0}}) {
-          const Result r = run_with(c, s);
+          const TracedRun r = run_with(c, s);
           INFO("P=" << P << " X=" << X << " A=" << A << (plus ? " ZeRO++" : " ZeRO-3") << " depth=" << s.depth
                     << " overlap=" << s.overlap << " latency=" << s.latency_us);
           CHECK(r.trace.losses == blocking.trace.losses);
@@ -136,7 +106,7 @@ namespace {
 // gather of one unit (both drop them, completed), and new master weights
 // through the checkpoint shards (drops them: they are stale).
 struct Between {
-  Result result;
+  TracedRun result;
   std::vector<double> evals, inter;
   std::vector<std::vector<float>> seen;  // gathered() between steps
   std::vector<ByteCounters> bytes;

@@ -16,11 +16,20 @@ using namespace zeropp::test;
 
 namespace {
 
-Config qwz(int A, const std::string& dtype, int bits, int hpz, int X) {
+// qwZ's element formats: int8, int4 and fp8 (e4m3).
+struct WeightFormat {
+  int bits;
+  const char* format;
+  std::string name() const { return format == std::string("fp8") ? "fp8" : "int" + std::to_string(bits); }
+};
+const WeightFormat kFormats[] = {{8, "int"}, {4, "int"}, {8, "fp8"}};
+
+Config qwz(int A, const std::string& dtype, const WeightFormat& f, int hpz, int X) {
   Config c = tiny(A, dtype);
   c.zero.ranks_per_node = X;
   c.zero.quantized_weights = true;
-  c.zero.weight_bits = bits;
+  c.zero.weight_bits = f.bits;
+  c.zero.weight_format = f.format;
   c.zero.weight_block = 32;
   c.zero.hpz_partition_size = hpz;
   return c;
@@ -53,8 +62,8 @@ TEST_CASE("qwZ: forward and backward of a step see the same weights (with and wi
   const int P = world_size(), X = P >= 4 ? P / 2 : P;  // hpZ: groups of X ranks
   for (const std::string dtype : {"bf16", "fp32"})
     for (int hpz : {1, 0})
-      for (int bits : {8, 4}) {
-        const Config c = qwz(2, dtype, bits, hpz, X);
+      for (const WeightFormat& f : kFormats) {
+        const Config c = qwz(2, dtype, f, hpz, X);
         Run run(c);
         const int units = int(run.model->layout().units.size());
         for (int64_t step = 0; step < 2; ++step) {
@@ -73,7 +82,7 @@ TEST_CASE("qwZ: forward and backward of a step see the same weights (with and wi
           });
           train_step(run, step, 1e-3);
           run.engine.watch_weights({});
-          INFO("P=" << P << " X=" << X << " " << dtype << " int" << bits << (hpz == 0 ? " hpZ" : "")
+          INFO("P=" << P << " X=" << X << " " << dtype << " " << f.name() << (hpz == 0 ? " hpZ" : "")
                     << " step " << step << ": first differing acquire: " << first_wrong);
           // two micro-batches: forward L+3 acquires (the embeddings twice), backward
           // L+1 (the LM head's backward runs in the forward, the encoder's needs no weights)
@@ -87,10 +96,10 @@ TEST_CASE("qwZ: forward and backward of a step see the same weights (with and wi
 
 TEST_CASE("qwZ + hpZ trains exactly like qwZ alone", "[zeropp]") {
   const int P = world_size(), X = P >= 4 ? P / 2 : P;
-  for (int bits : {8, 4}) {
-    const Trace alone = train(qwz(2, "bf16", bits, 1, X), MPI_COMM_WORLD);
-    const Trace with_hpz = train(qwz(2, "bf16", bits, 0, X), MPI_COMM_WORLD);
-    INFO("P=" << P << " X=" << X << " int" << bits);
+  for (const WeightFormat& f : kFormats) {
+    const Trace alone = train(qwz(2, "bf16", f, 1, X), MPI_COMM_WORLD);
+    const Trace with_hpz = train(qwz(2, "bf16", f, 0, X), MPI_COMM_WORLD);
+    INFO("P=" << P << " X=" << X << " " << f.name());
     CHECK(with_hpz.losses == alone.losses);
     CHECK(with_hpz.norms == alone.norms);
     CHECK(with_hpz.weights == alone.weights);
@@ -114,23 +123,24 @@ TEST_CASE("qwZ alone sends 2M across nodes per step (ZeRO-3: 3M)", "[zeropp][zer
   struct Volume {
     double bf16 = 0, quant = 0, emb_bf16 = 0, emb_quant = 0;
   };
-  const auto volume = [&](Run& run, int bits) {
+  const auto volume = [&](Run& run, const QuantScheme& scheme) {
     Volume v;
     const double senders = double(run.topo.Y) * (P - 1);
     for (int u = 0; u < int(run.model->layout().units.size()); ++u) {
       const int64_t s = run.engine.padded(u) / P;
-      const double b16 = senders * 2.0 * double(s),
-                   bq = senders * double(QuantScheme{bits, 256, ScaleDType::F32}.packed_bytes(s));
+      const double b16 = senders * 2.0 * double(s), bq = senders * double(scheme.packed_bytes(s));
       v.bf16 += b16;
       v.quant += bq;
       if (u == 0) v.emb_bf16 = b16, v.emb_quant = bq;
     }
     return v;
   };
-  for (int bits : {8, 4}) {
+  for (const WeightFormat& f : kFormats) {
+    const int bits = f.bits;
     Config q = base;
     q.zero.quantized_weights = true;
     q.zero.weight_bits = bits;
+    q.zero.weight_format = f.format;
     Config q_fwd_only = q;
     q_fwd_only.zero.quantized_weights_backward = false;
     double bytes[3];
@@ -140,10 +150,10 @@ TEST_CASE("qwZ alone sends 2M across nodes per step (ZeRO-3: 3M)", "[zeropp][zer
       Run run(*c);
       rank = run.topo.rank;
       bytes[i] = train_step(run, 0, 1e-3).inter_node_bytes_all;
-      vol[i++] = volume(run, bits);
+      vol[i++] = volume(run, weight_scheme(q.zero));
     }
     const double M = vol[0].bf16;  // one bf16 copy of the model (ZeRO-3's padding)
-    INFO("P=" << P << " int" << bits << ": ZeRO-3 " << bytes[0] << ", qwZ " << bytes[1]
+    INFO("P=" << P << " " << f.name() << ": ZeRO-3 " << bytes[0] << ", qwZ " << bytes[1]
               << ", qwZ forward only " << bytes[2] << " bytes across nodes; M = " << M);
     // ZeRO-3: forward M (+ the LM head's embeddings), backward M (- the
     // resident embeddings), reduce-scatter M
@@ -156,7 +166,7 @@ TEST_CASE("qwZ alone sends 2M across nodes per step (ZeRO-3: 3M)", "[zeropp][zer
     // 256 values: 1/64 M) and their alignment (measured: +0.016 to +0.019 M at P = 2..8)
     CHECK(bytes[1] / v.bf16 < (bits == 8 ? 2.03 : 1.53));
     if (rank == 0)
-      WARN("P=" << P << " X=" << P / 2 << " int" << bits << ", block 256, M = " << M
+      WARN("P=" << P << " X=" << P / 2 << " " << f.name() << ", block 256, M = " << M
                 << " bytes (one bf16 all-gather of the model); cross-node bytes per step: ZeRO-3 "
                 << int64_t(bytes[0]) << " = " << bytes[0] / M << " M, qwZ " << int64_t(bytes[1]) << " = "
                 << bytes[1] / M << " M, forward-only qwZ " << int64_t(bytes[2]) << " = " << bytes[2] / M

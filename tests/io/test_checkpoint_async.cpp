@@ -81,9 +81,9 @@ TEST_CASE("asynchronous save: the synchronous save's tensors and metadata, from 
   CHECK(writer.snapshot_bytes() == mine);
   Shards w2(kSpecs, skewed_split(r, p), true, 6);
   writer.start(dir.str(), checkpoint_name(30), w2.groups, sample_meta(30), 2, nullptr);
-  while (!writer.all_written())
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // as the loop polls
-  writer.finish();
+  while (!writer.advance()) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // as the loop polls
+  CHECK(!writer.in_flight());
+  writer.finish();  // nothing left to do
   Shards rd2(kSpecs, random_tiles(r, p, 5), false);
   CHECK(read_checkpoint(MPI_COMM_WORLD, resolve_checkpoint("auto", dir.str()), rd2.groups).step == 30);
   CHECK(all_ranks(rd2.matches(kSpecs, 6)));

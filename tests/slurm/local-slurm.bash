@@ -1,9 +1,15 @@
-# tests/slurm/local-slurm.bash: a private one-node Slurm on this machine, for
-# tests (source it; needs root). Everything lives in one temporary folder:
+# tests/slurm/local-slurm.bash: a private Slurm on this machine, for tests
+# (source it; needs root). Everything lives in one temporary folder:
 #   slurm_local_install        install slurmctld, slurmd, the client, munge and
 #                              the PBS wrappers if missing (apt-get, as root)
 #   slurm_local_start DIR      munged (own key and socket), slurmctld, slurmd;
-#                              exports SLURM_CONF; waits until the node is idle
+#                              exports SLURM_CONF; waits until the nodes are idle.
+#                              One node (zeropp0, 127.0.0.1), or inside
+#                              scripts/cluster (ZEROPP_CLUSTER_NODES set) one
+#                              slurmd in each node's namespaces and slurmctld
+#                              in the switch's (where the caller runs);
+#                              ZEROPP_SLURM_CPUS: CPUs each node offers
+#                              (default nproc; more lets jobs run at once)
 #   slurm_local_stop           cancels every job, stops the daemons by their
 #                              PIDs, then ends any process left that carries
 #                              this cluster's marker in its environment
@@ -70,24 +76,37 @@ slurm_local_start() {
   slurm_local_pids+=("$(< "$dir/munge/munged.pid")")
 
   read -r ctld_port slurmd_port < <(slurm_local_ports)
-  bash "$here/make-slurm-conf" "$dir" "$ctld_port" "$slurmd_port" || return 1
+  local nodes=(zeropp0) pairs=() n launch=()
+  if [[ -n ${ZEROPP_CLUSTER_NODES:-} ]]; then
+    read -r -a nodes <<< "$ZEROPP_CLUSTER_NODES"
+    for n in "${nodes[@]}"; do pairs+=("$n=$(getent hosts "$n" | awk '{print $1}')"); done
+    # slurmctld, here in the switch, listens at its address under this machine's host name.
+    pairs=("$(getent hosts "$ZEROPP_CLUSTER_SWITCH" | awk '{print $1}')" "${pairs[@]}")
+  fi
+  bash "$here/make-slurm-conf" "$dir" "$ctld_port" "$slurmd_port" "${ZEROPP_SLURM_CPUS:-$(nproc)}" "${pairs[@]}" ||
+    return 1
   export SLURM_CONF=$dir/slurm.conf
   # -i: ignore any saved state. Both fork into the background and write PID files.
   env ZEROPP_SLURM_LOCAL="$dir" slurmctld -i -f "$SLURM_CONF" ||
     { slurm_local_log "slurmctld did not start"; cat "$dir/log/slurmctld.log" >&2; return 1; }
   slurm_local_wait_file "$dir/slurmctld.pid" 10 || { slurm_local_log "slurmctld wrote no PID file"; return 1; }
   slurm_local_pids+=("$(< "$dir/slurmctld.pid")")
-  env ZEROPP_SLURM_LOCAL="$dir" slurmd -f "$SLURM_CONF" -N zeropp0 ||
-    { slurm_local_log "slurmd did not start"; cat "$dir/log/slurmd.log" >&2; return 1; }
-  slurm_local_wait_file "$dir/slurmd.pid" 10 || { slurm_local_log "slurmd wrote no PID file"; return 1; }
-  slurm_local_pids+=("$(< "$dir/slurmd.pid")")
+  for n in "${nodes[@]}"; do
+    # A node of scripts/cluster: its own host name, IPC, /dev/shm and network.
+    [[ $n == zeropp0 ]] && launch=() || launch=("$here/../../scripts/cluster" -x "$n")
+    mkdir -p "$dir/spool/slurmd-$n"
+    "${launch[@]}" env ZEROPP_SLURM_LOCAL="$dir" slurmd -f "$SLURM_CONF" -N "$n" ||
+      { slurm_local_log "slurmd $n did not start"; cat "$dir/log/slurmd-$n.log" >&2; return 1; }
+    slurm_local_wait_file "$dir/slurmd-$n.pid" 10 || { slurm_local_log "slurmd $n wrote no PID file"; return 1; }
+    slurm_local_pids+=("$(< "$dir/slurmd-$n.pid")")
+  done
   for ((i = 0; i < 300; i++)); do
-    state=$(timeout 5 sinfo -h -n zeropp0 -o %t 2> /dev/null || true)
-    [[ $state == idle ]] && return 0
+    state=$(timeout 5 sinfo -h -o %t 2> /dev/null | sort -u | tr '\n' ' ')
+    [[ $state == "idle " ]] && return 0
     sleep 0.1
   done
-  slurm_local_log "node zeropp0 not idle after 30 s (state '$state')"
-  tail -n 20 "$dir/log/slurmctld.log" "$dir/log/slurmd.log" >&2
+  slurm_local_log "nodes ${nodes[*]} not idle after 30 s (states '$state')"
+  tail -n 20 "$dir/log/"*.log >&2
   return 1
 }
 
@@ -122,7 +141,7 @@ slurm_local_stop() {
       sleep 0.2
     done
   fi
-  # Daemons in reverse order of start: slurmd, slurmctld, munged.
+  # Daemons in reverse order of start: the slurmd's, slurmctld, munged.
   for ((i = ${#slurm_local_pids[@]} - 1; i >= 0; i--)); do
     kill -TERM "${slurm_local_pids[i]}" 2> /dev/null
   done

@@ -20,6 +20,17 @@ struct Op : Request::State {
   virtual void post(int hop) = 0;
   virtual void after(int) {}
   int progress() const override { return hop; }
+  // The peers of this hop's messages that have not completed (MPI_Request_get_status frees nothing).
+  std::vector<int> waiting_for() const override {
+    std::vector<int> ranks;
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      int done = 0;
+      MPI_Request q = reqs[i];
+      ZCHECK_MPI(MPI_Request_get_status(q, &done, MPI_STATUS_IGNORE));
+      if (!done) ranks.push_back(g.world_rank(peers[i]));
+    }
+    return ranks;
+  }
 
   // Drives the collective as far as its completed messages allow; true when finished.
   bool advance() override {
@@ -29,6 +40,7 @@ struct Op : Request::State {
         ZCHECK_MPI(MPI_Testall(int(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE));
         if (!done) return false;
         reqs.clear();
+        peers.clear();
       }
       if (Clock::now() < link_free) return false;
       after(hop);
@@ -44,6 +56,7 @@ struct Op : Request::State {
     if (t > link_free) link_free = t;
     for_each_piece(bytes, [&](int64_t off, int len) {
       reqs.emplace_back();
+      peers.push_back(member);
       ZCHECK_MPI(MPI_Isend(static_cast<const char*>(data) + off, len, MPI_BYTE, member, tag, g.comm(),
                            &reqs.back()));
     });
@@ -51,6 +64,7 @@ struct Op : Request::State {
   void recv(int member, void* data, int64_t bytes) {
     for_each_piece(bytes, [&](int64_t off, int len) {
       reqs.emplace_back();
+      peers.push_back(member);
       ZCHECK_MPI(
           MPI_Irecv(static_cast<char*>(data) + off, len, MPI_BYTE, member, tag, g.comm(), &reqs.back()));
     });
@@ -67,6 +81,7 @@ struct Op : Request::State {
   int hops, hop = 0, tag = 0, p, r;
   Clock::time_point link_free{};  // the emulated links have served this hop's messages then
   std::vector<MPI_Request> reqs;
+  std::vector<int> peers;  // the group member of each of reqs
 };
 
 int mod(int a, int p) { return ((a % p) + p) % p; }

@@ -44,7 +44,10 @@ GPT<T>::GPT(const ModelConfig& cfg, int B, int Tmax)
   auto buf = [](const char* name, int64_t n) { return Buffer<T>(name, n); };
   auto& a = *a_;
   a.encoded = buf("encoded", BT * C);
-  for (int l = 0; l < cfg.n_layer; ++l) {
+  for (int l = 0; l < cfg.n_layer; ++l) a.res3.push_back(buf("res3", BT * C));
+  // With recomputation one set of the block's other activations serves every
+  // block in turn (slot 0), refilled before each block's backward.
+  for (int l = 0; l < decoder::activation_slots(cfg); ++l) {
     a.ln1.push_back(buf("ln1", BT * C));
     a.ln1_mean.push_back(buf("ln1_mean", BT));
     a.ln1_rstd.push_back(buf("ln1_rstd", BT));
@@ -57,7 +60,6 @@ GPT<T>::GPT(const ModelConfig& cfg, int B, int Tmax)
     a.ln2_rstd.push_back(buf("ln2_rstd", BT));
     a.fch.push_back(buf("fch", BT * 4 * C));
     a.fch_gelu.push_back(buf("fch_gelu", BT * 4 * C));
-    a.res3.push_back(buf("res3", BT * C));
   }
   a.preatt = buf("preatt", att);
   a.lnf = buf("lnf", BT * C);
@@ -102,10 +104,46 @@ std::vector<int> GPT<T>::unit_schedule(Pass pass) const {
 }
 
 template <class T>
-double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int Tn, UnitSource<T>& src) {
-  const int C = cfg_.n_embd, NH = cfg_.n_head, L = cfg_.n_layer;
+void GPT<T>::block_forward(int l, CVec<T> w, Vec<T> out, bool recomputing) {
+  const int B = B_, Tn = Tn_, C = cfg_.n_embd, NH = cfg_.n_head;
   const int64_t BT = int64_t(B) * Tn, nC = BT * C;
   const int64_t natt = int64_t(B) * NH * Tn * Tn;
+  auto& a = *a_;
+  const int k = decoder::activation_slot(cfg_, l);
+  const auto& ps = layout_.units[size_t(gpt2::block_unit(l))].params;
+  const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
+  // Each LayerNorm also writes its input plus the next projection's bias
+  // into the residual buffer that projection's GEMM then accumulates onto
+  // (beta = 1): res2 = (x + b_attn_proj) + atty·W, res3 likewise
+  // (kernels/layernorm_seed.hpp); no residual pass of its own.
+  layernorm_seed_forward<T>(at(a.ln1[k], 0, nC), at(a.ln1_mean[k], 0, BT), at(a.ln1_rstd[k], 0, BT),
+                            at(a.res2[k], 0, nC), x, P(w, ps[LN1W]), P(w, ps[LN1B]), P(w, ps[APROJB]),
+                            int(BT), C);
+  matmul_forward<T>(at(a.qkv[k], 0, 3 * nC), at(a.ln1[k], 0, nC), P(w, ps[ATTNW]), P(w, ps[ATTNB]), int(BT),
+                    C, 3 * C, Trans::N, this->prec_);
+  attention_forward<T>(at(a.atty[k], 0, nC), at(a.preatt, 0, natt), at(a.att[k], 0, natt),
+                       at(a.qkv[k], 0, 3 * nC), B, Tn, C, NH);
+  matmul_forward_accumulate<T>(at(a.res2[k], 0, nC), at(a.atty[k], 0, nC), P(w, ps[APROJW]), int(BT), C, C,
+                               Trans::N, this->prec_);
+  layernorm_seed_forward<T>(at(a.ln2[k], 0, nC), at(a.ln2_mean[k], 0, BT), at(a.ln2_rstd[k], 0, BT), out,
+                            at(a.res2[k], 0, nC), P(w, ps[LN2W]), P(w, ps[LN2B]), P(w, ps[MPROJB]), int(BT),
+                            C);
+  // fc's bias rows are the GEMM's C (beta = 1): they replace OpenBLAS's own
+  // clearing pass, and GELU reads fch without writing it back.
+  matmul_forward<T>(at(a.fch[k], 0, 4 * nC), at(a.ln2[k], 0, nC), P(w, ps[FCW]), P(w, ps[FCB]), int(BT), C,
+                    4 * C, Trans::N, this->prec_);
+  gelu_forward<T>(at(a.fch_gelu[k], 0, 4 * nC), at(a.fch[k], 0, 4 * nC), 4 * nC);
+  // The block's output (the next block's kept input) is not needed again
+  // by its own backward.
+  if (recomputing) return;
+  matmul_forward_accumulate<T>(out, at(a.fch_gelu[k], 0, 4 * nC), P(w, ps[MPROJW]), int(BT), 4 * C, C,
+                               Trans::N, this->prec_);
+}
+
+template <class T>
+double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int Tn, UnitSource<T>& src) {
+  const int C = cfg_.n_embd, L = cfg_.n_layer;
+  const int64_t BT = int64_t(B) * Tn, nC = BT * C;
   auto& a = *a_;
   const bool with_targets = this->begin_forward(tokens, targets, B, Tn);
 
@@ -122,32 +160,7 @@ double GPT<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int T
   // transformer blocks
   for (int l = 0; l < L; ++l) {
     const int u = gpt2::block_unit(l);
-    CVec<T> w = src.acquire(u);
-    const auto& ps = layout_.units[u].params;
-    const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
-    // Each LayerNorm also writes its input plus the next projection's bias
-    // into the residual buffer that projection's GEMM then accumulates onto
-    // (beta = 1): res2 = (x + b_attn_proj) + atty·W, res3 likewise
-    // (kernels/layernorm_seed.hpp); no residual pass of its own.
-    layernorm_seed_forward<T>(at(a.ln1[l], 0, nC), at(a.ln1_mean[l], 0, BT), at(a.ln1_rstd[l], 0, BT),
-                              at(a.res2[l], 0, nC), x, P(w, ps[LN1W]), P(w, ps[LN1B]), P(w, ps[APROJB]),
-                              int(BT), C);
-    matmul_forward<T>(at(a.qkv[l], 0, 3 * nC), at(a.ln1[l], 0, nC), P(w, ps[ATTNW]), P(w, ps[ATTNB]), int(BT),
-                      C, 3 * C, Trans::N, this->prec_);
-    attention_forward<T>(at(a.atty[l], 0, nC), at(a.preatt, 0, natt), at(a.att[l], 0, natt),
-                         at(a.qkv[l], 0, 3 * nC), B, Tn, C, NH);
-    matmul_forward_accumulate<T>(at(a.res2[l], 0, nC), at(a.atty[l], 0, nC), P(w, ps[APROJW]), int(BT), C, C,
-                                 Trans::N, this->prec_);
-    layernorm_seed_forward<T>(at(a.ln2[l], 0, nC), at(a.ln2_mean[l], 0, BT), at(a.ln2_rstd[l], 0, BT),
-                              at(a.res3[l], 0, nC), at(a.res2[l], 0, nC), P(w, ps[LN2W]), P(w, ps[LN2B]),
-                              P(w, ps[MPROJB]), int(BT), C);
-    // fc's bias rows are the GEMM's C (beta = 1): they replace OpenBLAS's own
-    // clearing pass, and GELU reads fch without writing it back.
-    matmul_forward<T>(at(a.fch[l], 0, 4 * nC), at(a.ln2[l], 0, nC), P(w, ps[FCW]), P(w, ps[FCB]), int(BT), C,
-                      4 * C, Trans::N, this->prec_);
-    gelu_forward<T>(at(a.fch_gelu[l], 0, 4 * nC), at(a.fch[l], 0, 4 * nC), 4 * nC);
-    matmul_forward_accumulate<T>(at(a.res3[l], 0, nC), at(a.fch_gelu[l], 0, 4 * nC), P(w, ps[MPROJW]),
-                                 int(BT), 4 * C, C, Trans::N, this->prec_);
+    block_forward(l, src.acquire(u), at(a.res3[l], 0, nC), false);
     src.release(u);
   }
   // final LayerNorm
@@ -195,25 +208,32 @@ void GPT<T>::backward(T dloss, UnitSource<T>& src) {
   const Vec<T> dC = at(a.dC, 0, nC);
   const Vec<T> dqkv = at(a.dqkv, 0, 3 * nC), dfch = at(a.dfch, 0, 4 * nC), dgelu = at(a.dgelu, 0, 4 * nC);
   constexpr GradMode first = GradMode::Overwrite;
+  const bool recompute = activation_slots(cfg_) < L;
   for (int l = L - 1; l >= 0; --l) {
     const int u = gpt2::block_unit(l);
     const auto [w, g, ps] = acquire_for_backward(src, layout_, u);
+    // Recomputation refills slot 0 inside this unit's backward window: the
+    // weights are the ones the backward holds, and nothing more is gathered.
+    // dC is free until the first GEMM below overwrites it. The last block's
+    // activations are still in slot 0 from the forward.
+    if (recompute && l < L - 1) block_forward(l, w, dC, true);
+    const int k = activation_slot(cfg_, l);
     const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
-    matmul_backward<T>(dgelu, G(g, ps[MPROJW]), G(g, ps[MPROJB]), dres, at(a.fch_gelu[l], 0, 4 * nC),
+    matmul_backward<T>(dgelu, G(g, ps[MPROJW]), G(g, ps[MPROJB]), dres, at(a.fch_gelu[k], 0, 4 * nC),
                        P(w, ps[MPROJW]), int(BT), 4 * C, C, Trans::N, this->prec_, first);
-    bias_gelu_backward<T>(dfch, G(g, ps[FCB]), at(a.fch[l], 0, 4 * nC), dgelu, int(BT), 4 * C, first);
-    matmul_backward<T>(dC, G(g, ps[FCW]), Vec<T>(), dfch, at(a.ln2[l], 0, nC), P(w, ps[FCW]), int(BT), C,
+    bias_gelu_backward<T>(dfch, G(g, ps[FCB]), at(a.fch[k], 0, 4 * nC), dgelu, int(BT), 4 * C, first);
+    matmul_backward<T>(dC, G(g, ps[FCW]), Vec<T>(), dfch, at(a.ln2[k], 0, nC), P(w, ps[FCW]), int(BT), C,
                        4 * C, Trans::N, this->prec_, first);  // dln2
-    layernorm_backward<T>(dres, G(g, ps[LN2W]), G(g, ps[LN2B]), dC, at(a.res2[l], 0, nC), P(w, ps[LN2W]),
-                          at(a.ln2_mean[l], 0, BT), at(a.ln2_rstd[l], 0, BT), int(BT), C);
-    matmul_backward<T>(dC, G(g, ps[APROJW]), G(g, ps[APROJB]), dres, at(a.atty[l], 0, nC), P(w, ps[APROJW]),
+    layernorm_backward<T>(dres, G(g, ps[LN2W]), G(g, ps[LN2B]), dC, at(a.res2[k], 0, nC), P(w, ps[LN2W]),
+                          at(a.ln2_mean[k], 0, BT), at(a.ln2_rstd[k], 0, BT), int(BT), C);
+    matmul_backward<T>(dC, G(g, ps[APROJW]), G(g, ps[APROJB]), dres, at(a.atty[k], 0, nC), P(w, ps[APROJW]),
                        int(BT), C, C, Trans::N, this->prec_, first);  // datty
-    attention_backward<T>(dqkv, at(a.dpreatt, 0, natt), at(a.datt, 0, natt), dC, at(a.qkv[l], 0, 3 * nC),
-                          at(a.att[l], 0, natt), B, Tn, C, NH, first);
-    matmul_backward<T>(dC, G(g, ps[ATTNW]), G(g, ps[ATTNB]), dqkv, at(a.ln1[l], 0, nC), P(w, ps[ATTNW]),
+    attention_backward<T>(dqkv, at(a.dpreatt, 0, natt), at(a.datt, 0, natt), dC, at(a.qkv[k], 0, 3 * nC),
+                          at(a.att[k], 0, natt), B, Tn, C, NH, first);
+    matmul_backward<T>(dC, G(g, ps[ATTNW]), G(g, ps[ATTNB]), dqkv, at(a.ln1[k], 0, nC), P(w, ps[ATTNW]),
                        int(BT), C, 3 * C, Trans::N, this->prec_, first);  // dln1
     layernorm_backward<T>(dres, G(g, ps[LN1W]), G(g, ps[LN1B]), dC, x, P(w, ps[LN1W]),
-                          at(a.ln1_mean[l], 0, BT), at(a.ln1_rstd[l], 0, BT), int(BT), C);
+                          at(a.ln1_mean[k], 0, BT), at(a.ln1_rstd[k], 0, BT), int(BT), C);
     finish_backward(src, u);
   }
   // embeddings: wte gets its second contribution, then the unit is complete.

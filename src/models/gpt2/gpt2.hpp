@@ -41,6 +41,11 @@ class GPT final : public Decoder<T> {
  private:
   std::pair<int, int> mlp_widths() const override { return gpt2_mlp_widths(this->cfg_); }
   struct Acts;
+  // Block l's forward over the last forward's B×Tn tokens with its full
+  // weights w, its output into out; recomputing (model.recompute = layer, in
+  // the backward) stops before the output's last GEMM, which that block's
+  // backward does not read.
+  void block_forward(int l, CVec<T> w, Vec<T> out, bool recomputing);
   using Decoder<T>::cfg_;
   using Decoder<T>::layout_;
   using Decoder<T>::B_;

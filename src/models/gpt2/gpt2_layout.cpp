@@ -1,6 +1,7 @@
 #include "src/models/gpt2/gpt2_layout.hpp"
 
 #include "kernels/lm_head_loss.hpp"
+#include "src/models/decoder_parts.hpp"
 
 namespace zeropp {
 
@@ -48,14 +49,16 @@ std::pair<int, int> gpt2_mlp_widths(const ModelConfig& m) { return {4 * m.n_embd
 
 int64_t gpt2_activation_bytes(const ModelConfig& m, int B, int T) {
   const int64_t BT = int64_t(B) * T, C = m.n_embd, V = m.vocab_size, L = m.n_layer;
-  const int64_t att = BT * m.n_head * T;  // B·NH·T·T
-  // Per layer 16·BTC (ln1, qkv 3, atty, res2, ln2, fch 4, fch_gelu 4, res3),
-  // 4·BT (LayerNorm means and rstds) and att; outside the layers: encoded,
-  // lnf and three dC buffers, dqkv 3, dfch 4, dgelu 4 (16·BTC), lnf
-  // mean/rstd, losses and loss weights (4·BT), preatt, dpreatt, datt, one chunk of the LM
-  // head's logits and its weight gradient (decoder.hpp).
+  const int64_t S = decoder::activation_slots(m);  // L, or 1 with recomputation
+  const int64_t att = BT * m.n_head * T;           // B·NH·T·T
+  // Per layer res3 (BTC); per slot 15·BTC (ln1, qkv 3, atty, res2, ln2,
+  // fch 4, fch_gelu 4), 4·BT (LayerNorm means and rstds) and att; outside
+  // the layers: encoded, lnf and three dC buffers, dqkv 3, dfch 4, dgelu 4
+  // (16·BTC), lnf mean/rstd, losses and loss weights (4·BT), preatt,
+  // dpreatt, datt, one chunk of the LM head's logits and its weight
+  // gradient (decoder.hpp).
   const int64_t floats =
-      BT * C * (16 * L + 16) + BT * (4 * L + 4) + att * (L + 3) + lm_head_chunk_rows(BT, V) * V + V * C;
+      BT * C * (L + 15 * S + 16) + BT * (4 * S + 4) + att * (S + 3) + lm_head_chunk_rows(BT, V) * V + V * C;
   return 4 * (floats + 2 * BT);  // + int32 tokens and targets
 }
 

@@ -54,7 +54,10 @@ Llama<T>::Llama(const ModelConfig& cfg, int B, int Tmax)
   auto buf = [](const char* name, int64_t n) { return Buffer<T>(name, n); };
   auto& a = *a_;
   a.encoded = buf("encoded", BT * C);
-  for (int l = 0; l < cfg.n_layer; ++l) {
+  for (int l = 0; l < cfg.n_layer; ++l) a.res3.push_back(buf("res3", BT * C));
+  // With recomputation one set of the block's other activations serves every
+  // block in turn (slot 0), refilled before each block's backward.
+  for (int l = 0; l < decoder::activation_slots(cfg); ++l) {
     a.xn1.push_back(buf("xn1", BT * C));
     a.rstd1.push_back(buf("rstd1", BT));
     a.qkv.push_back(buf("qkv", BT * 3 * C));
@@ -66,7 +69,6 @@ Llama<T>::Llama(const ModelConfig& cfg, int B, int Tmax)
     a.rstd2.push_back(buf("rstd2", BT));
     a.h.push_back(buf("h", BT * 2 * F));
     a.g.push_back(buf("g", BT * F));
-    a.res3.push_back(buf("res3", BT * C));
   }
   a.preatt = buf("preatt", att);
   a.scratchC = buf("scratchC", BT * C);
@@ -103,10 +105,40 @@ std::vector<int> Llama<T>::unit_schedule(Pass pass) const {
 }
 
 template <class T>
-double Llama<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int Tn, UnitSource<T>& src) {
-  const int C = cfg_.n_embd, NH = cfg_.n_head, L = cfg_.n_layer, F = F_;
+void Llama<T>::block_forward(int l, CVec<T> w, bool recomputing) {
+  const int B = B_, Tn = Tn_, C = cfg_.n_embd, NH = cfg_.n_head, F = F_;
   const int64_t BT = int64_t(B) * Tn, nC = BT * C, nF = BT * F;
   const int64_t natt = int64_t(B) * NH * Tn * Tn;
+  auto& a = *a_;
+  const int k = decoder::activation_slot(cfg_, l);
+  const auto& ps = layout_.units[size_t(llama::block_unit(l))].params;
+  const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
+  rmsnorm_forward<T>(at(a.xn1[k], 0, nC), at(a.rstd1[k], 0, BT), x, P(w, ps[ATTN_NORM]), int(BT), C);
+  matmul_forward<T>(at(a.qkv[k], 0, 3 * nC), at(a.xn1[k], 0, nC), P(w, ps[WQKV]), CVec<T>(), int(BT), C,
+                    3 * C, Trans::N, this->prec_);
+  rope_forward<T>(at(a.qkvr[k], 0, 3 * nC), at(a.qkv[k], 0, 3 * nC), B, Tn, C, NH);
+  attention_forward<T>(at(a.atty[k], 0, nC), at(a.preatt, 0, natt), at(a.att[k], 0, natt),
+                       at(a.qkvr[k], 0, 3 * nC), B, Tn, C, NH);
+  matmul_forward<T>(at(a.scratchC, 0, nC), at(a.atty[k], 0, nC), P(w, ps[WO]), CVec<T>(), int(BT), C, C,
+                    Trans::N, this->prec_);
+  residual_forward<T>(at(a.res2[k], 0, nC), x, at(a.scratchC, 0, nC), nC);
+  rmsnorm_forward<T>(at(a.xn2[k], 0, nC), at(a.rstd2[k], 0, BT), at(a.res2[k], 0, nC), P(w, ps[FFN_NORM]),
+                     int(BT), C);
+  matmul_forward<T>(at(a.h[k], 0, 2 * nF), at(a.xn2[k], 0, nC), P(w, ps[W13]), CVec<T>(), int(BT), C, 2 * F,
+                    Trans::N, this->prec_);
+  swiglu_forward<T>(at(a.g[k], 0, nF), at(a.h[k], 0, 2 * nF), BT, F);
+  // The block's output (the next block's kept input) is not needed again
+  // by its own backward.
+  if (recomputing) return;
+  matmul_forward<T>(at(a.scratchC, 0, nC), at(a.g[k], 0, nF), P(w, ps[W2]), CVec<T>(), int(BT), F, C,
+                    Trans::N, this->prec_);
+  residual_forward<T>(at(a.res3[l], 0, nC), at(a.res2[k], 0, nC), at(a.scratchC, 0, nC), nC);
+}
+
+template <class T>
+double Llama<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int Tn, UnitSource<T>& src) {
+  const int C = cfg_.n_embd, L = cfg_.n_layer;
+  const int64_t BT = int64_t(B) * Tn, nC = BT * C;
   auto& a = *a_;
   const bool with_targets = this->begin_forward(tokens, targets, B, Tn);
   const CVec<int32_t> tok(this->tokens_.data(), BT);
@@ -118,26 +150,7 @@ double Llama<T>::forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int
   }
   for (int l = 0; l < L; ++l) {
     const int u = llama::block_unit(l);
-    CVec<T> w = src.acquire(u);
-    const auto& ps = layout_.units[size_t(u)].params;
-    const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
-    rmsnorm_forward<T>(at(a.xn1[l], 0, nC), at(a.rstd1[l], 0, BT), x, P(w, ps[ATTN_NORM]), int(BT), C);
-    matmul_forward<T>(at(a.qkv[l], 0, 3 * nC), at(a.xn1[l], 0, nC), P(w, ps[WQKV]), CVec<T>(), int(BT), C,
-                      3 * C, Trans::N, this->prec_);
-    rope_forward<T>(at(a.qkvr[l], 0, 3 * nC), at(a.qkv[l], 0, 3 * nC), B, Tn, C, NH);
-    attention_forward<T>(at(a.atty[l], 0, nC), at(a.preatt, 0, natt), at(a.att[l], 0, natt),
-                         at(a.qkvr[l], 0, 3 * nC), B, Tn, C, NH);
-    matmul_forward<T>(at(a.scratchC, 0, nC), at(a.atty[l], 0, nC), P(w, ps[WO]), CVec<T>(), int(BT), C, C,
-                      Trans::N, this->prec_);
-    residual_forward<T>(at(a.res2[l], 0, nC), x, at(a.scratchC, 0, nC), nC);
-    rmsnorm_forward<T>(at(a.xn2[l], 0, nC), at(a.rstd2[l], 0, BT), at(a.res2[l], 0, nC), P(w, ps[FFN_NORM]),
-                       int(BT), C);
-    matmul_forward<T>(at(a.h[l], 0, 2 * nF), at(a.xn2[l], 0, nC), P(w, ps[W13]), CVec<T>(), int(BT), C, 2 * F,
-                      Trans::N, this->prec_);
-    swiglu_forward<T>(at(a.g[l], 0, nF), at(a.h[l], 0, 2 * nF), BT, F);
-    matmul_forward<T>(at(a.scratchC, 0, nC), at(a.g[l], 0, nF), P(w, ps[W2]), CVec<T>(), int(BT), F, C,
-                      Trans::N, this->prec_);
-    residual_forward<T>(at(a.res3[l], 0, nC), at(a.res2[l], 0, nC), at(a.scratchC, 0, nC), nC);
+    block_forward(l, src.acquire(u), false);
     src.release(u);
   }
   {
@@ -183,25 +196,30 @@ void Llama<T>::backward(T dloss, UnitSource<T>& src) {
   const Vec<T> dqkv = at(a.dqkv, 0, 3 * nC), dqkvr = at(a.dqkvr, 0, 3 * nC);
   const Vec<T> dh = at(a.dh, 0, 2 * nF), dg = at(a.dg, 0, nF);
   constexpr GradMode first = GradMode::Overwrite;
+  const bool recompute = activation_slots(cfg_) < L;
   for (int l = L - 1; l >= 0; --l) {
     const int u = llama::block_unit(l);
     const auto [w, g, ps] = acquire_for_backward(src, layout_, u);
+    // Recomputation refills slot 0 inside this unit's backward window (as in
+    // GPT<T>::backward); the last block's activations are still there.
+    if (recompute && l < L - 1) block_forward(l, w, true);
+    const int k = activation_slot(cfg_, l);
     const CVec<T> x = l == 0 ? CVec<T>(a.encoded.data(), nC) : CVec<T>(a.res3[l - 1].data(), nC);
-    matmul_backward<T>(dg, G(g, ps[W2]), Vec<T>(), dres, at(a.g[l], 0, nF), P(w, ps[W2]), int(BT), F, C,
+    matmul_backward<T>(dg, G(g, ps[W2]), Vec<T>(), dres, at(a.g[k], 0, nF), P(w, ps[W2]), int(BT), F, C,
                        Trans::N, this->prec_, first);
-    swiglu_backward<T>(dh, at(a.h[l], 0, 2 * nF), dg, BT, F, first);
-    matmul_backward<T>(dC, G(g, ps[W13]), Vec<T>(), dh, at(a.xn2[l], 0, nC), P(w, ps[W13]), int(BT), C, 2 * F,
+    swiglu_backward<T>(dh, at(a.h[k], 0, 2 * nF), dg, BT, F, first);
+    matmul_backward<T>(dC, G(g, ps[W13]), Vec<T>(), dh, at(a.xn2[k], 0, nC), P(w, ps[W13]), int(BT), C, 2 * F,
                        Trans::N, this->prec_, first);  // dxn2
-    rmsnorm_backward<T>(dres, G(g, ps[FFN_NORM]), dC, at(a.res2[l], 0, nC), P(w, ps[FFN_NORM]),
-                        at(a.rstd2[l], 0, BT), int(BT), C);
-    matmul_backward<T>(dC, G(g, ps[WO]), Vec<T>(), dres, at(a.atty[l], 0, nC), P(w, ps[WO]), int(BT), C, C,
+    rmsnorm_backward<T>(dres, G(g, ps[FFN_NORM]), dC, at(a.res2[k], 0, nC), P(w, ps[FFN_NORM]),
+                        at(a.rstd2[k], 0, BT), int(BT), C);
+    matmul_backward<T>(dC, G(g, ps[WO]), Vec<T>(), dres, at(a.atty[k], 0, nC), P(w, ps[WO]), int(BT), C, C,
                        Trans::N, this->prec_, first);  // datty
-    attention_backward<T>(dqkvr, at(a.dpreatt, 0, natt), at(a.datt, 0, natt), dC, at(a.qkvr[l], 0, 3 * nC),
-                          at(a.att[l], 0, natt), B, Tn, C, NH, first);
+    attention_backward<T>(dqkvr, at(a.dpreatt, 0, natt), at(a.datt, 0, natt), dC, at(a.qkvr[k], 0, 3 * nC),
+                          at(a.att[k], 0, natt), B, Tn, C, NH, first);
     rope_backward<T>(dqkv, dqkvr, B, Tn, C, NH, first);
-    matmul_backward<T>(dC, G(g, ps[WQKV]), Vec<T>(), dqkv, at(a.xn1[l], 0, nC), P(w, ps[WQKV]), int(BT), C,
+    matmul_backward<T>(dC, G(g, ps[WQKV]), Vec<T>(), dqkv, at(a.xn1[k], 0, nC), P(w, ps[WQKV]), int(BT), C,
                        3 * C, Trans::N, this->prec_, first);  // dxn1
-    rmsnorm_backward<T>(dres, G(g, ps[ATTN_NORM]), dC, x, P(w, ps[ATTN_NORM]), at(a.rstd1[l], 0, BT), int(BT),
+    rmsnorm_backward<T>(dres, G(g, ps[ATTN_NORM]), dC, x, P(w, ps[ATTN_NORM]), at(a.rstd1[k], 0, BT), int(BT),
                         C);
     finish_backward(src, u);
   }

@@ -36,6 +36,11 @@ class Llama final : public Decoder<T> {
  private:
   std::pair<int, int> mlp_widths() const override { return llama_mlp_widths(this->cfg_); }
   struct Acts;
+  // Block l's forward over the last forward's B×Tn tokens with its full
+  // weights w; recomputing (model.recompute = layer, in the backward) stops
+  // before the block's output (the next block's input, kept), which its own
+  // backward does not read.
+  void block_forward(int l, CVec<T> w, bool recomputing);
   using Decoder<T>::cfg_;
   using Decoder<T>::layout_;
   using Decoder<T>::B_;

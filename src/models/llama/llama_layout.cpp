@@ -1,6 +1,7 @@
 #include "src/models/llama/llama_layout.hpp"
 
 #include "kernels/lm_head_loss.hpp"
+#include "src/models/decoder_parts.hpp"
 
 namespace zeropp {
 
@@ -45,14 +46,16 @@ std::pair<int, int> llama_mlp_widths(const ModelConfig& m) {
 
 int64_t llama_activation_bytes(const ModelConfig& m, int B, int T) {
   const int64_t BT = int64_t(B) * T, C = m.n_embd, V = m.vocab_size, L = m.n_layer, F = llama::ffn_hidden(m);
-  const int64_t att = BT * m.n_head * T;  // B·NH·T·T
-  // Per layer: xn1, qkv 3, qkv_rope 3, atty, res2, xn2, res3 (11·BTC), h 2F
-  // and g F, two rstds (2·BT) and att. Outside: encoded, scratchC, xnf and
-  // three dC buffers (6·BTC), dqkv and dqkv_rope (6·BTC), dh 2F, dg F,
-  // rstd_f, losses and loss weights (3·BT), preatt, dpreatt, datt, one chunk of the LM
-  // head's logits and its weight gradient (decoder.hpp).
-  const int64_t floats = BT * C * (11 * L + 12) + BT * F * (3 * L + 3) + BT * (2 * L + 3) + att * (L + 3) +
-                         lm_head_chunk_rows(BT, V) * V + V * C;
+  const int64_t S = decoder::activation_slots(m);  // L, or 1 with recomputation
+  const int64_t att = BT * m.n_head * T;           // B·NH·T·T
+  // Per layer res3 (BTC); per slot: xn1, qkv 3, qkv_rope 3, atty, res2,
+  // xn2 (10·BTC), h 2F and g F, two rstds (2·BT) and att. Outside: encoded,
+  // scratchC, xnf and three dC buffers (6·BTC), dqkv and dqkv_rope (6·BTC),
+  // dh 2F, dg F, rstd_f, losses and loss weights (3·BT), preatt, dpreatt,
+  // datt, one chunk of the LM head's logits and its weight gradient
+  // (decoder.hpp).
+  const int64_t floats = BT * C * (L + 10 * S + 12) + BT * F * (3 * S + 3) + BT * (2 * S + 3) +
+                         att * (S + 3) + lm_head_chunk_rows(BT, V) * V + V * C;
   return 4 * (floats + 2 * BT);  // + int32 tokens and targets
 }
 
