@@ -1,5 +1,6 @@
 # `cmake --install build --prefix P`:
-#   P/bin/zeropp, P/bin/zeropp-plot (-> share/zeropp/scaling/plot_run.py)
+#   P/bin/zeropp, P/bin/zeropp_ckpt_scan (the checkpoint scanner zeropp starts from its folder),
+#   P/bin/zeropp-plot (-> share/zeropp/scaling/plot_run.py)
 #   P/lib/libzeropp_yield.so, libzeropp_sgemm_timer.so (LD_PRELOAD libraries)
 #   P/share/zeropp/{inputs,jobs,scaling,scripts,tools/profile,modules}, P/share/doc/zeropp/{README.md,docs}
 # Job scripts find the binary on PATH and the decks under ../share/zeropp next
@@ -9,9 +10,9 @@ include(GNUInstallDirs)
 set(zeropp_libdir lib)
 # $ORIGIN keeps the tree relocatable; the link path keeps dependencies outside
 # the system folders (Spack's, a site's) found without LD_LIBRARY_PATH.
-set_target_properties(zeropp PROPERTIES INSTALL_RPATH "$ORIGIN/../${zeropp_libdir}"
-                                        INSTALL_RPATH_USE_LINK_PATH TRUE)
-install(TARGETS zeropp RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+set_target_properties(zeropp zeropp_ckpt_scan PROPERTIES INSTALL_RPATH "$ORIGIN/../${zeropp_libdir}"
+                                                         INSTALL_RPATH_USE_LINK_PATH TRUE)
+install(TARGETS zeropp zeropp_ckpt_scan RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS zeropp_yield zeropp_sgemm_timer LIBRARY DESTINATION ${zeropp_libdir})
 
 set(zeropp_share ${CMAKE_INSTALL_DATADIR}/zeropp)

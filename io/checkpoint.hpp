@@ -109,7 +109,8 @@ struct CheckpointReport {
 CheckpointReport inspect_checkpoint(const std::string& path);
 
 // Fault injection for crash tests: the rank with this rank in the communicator
-// of the next write_checkpoint calls raise(SIGKILL) at the given point.
+// of the next write_checkpoint calls raise(SIGKILL) at the given point, or with
+// `stall` sleeps there for good (a rank lost to the network, its process alive).
 enum class CheckpointFault {
   kNone,
   kAfterDatasets,   // after writing `after_datasets` tensor datasets (0 = before the first)
@@ -117,7 +118,7 @@ enum class CheckpointFault {
   kBeforeLatest,    // renamed, `latest` not yet updated (rank 0 only does this)
   kBeforeRetention  // `latest` updated, old checkpoints not yet removed (rank 0 only)
 };
-void set_checkpoint_fault(int rank, int after_datasets);
+void set_checkpoint_fault(int rank, int after_datasets, bool stall = false);
 void set_checkpoint_fault(int rank, CheckpointFault where);
 void clear_checkpoint_fault();
 

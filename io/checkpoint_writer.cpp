@@ -33,6 +33,7 @@ struct FaultSetting {
   int rank = -1;
   CheckpointFault where = CheckpointFault::kNone;
   int after_datasets = 0;
+  bool stall = false;
 };
 FaultSetting g_fault;
 
@@ -61,8 +62,8 @@ void write_state_dataset(hid_t parent, const std::string& name, hid_t file_type,
 
 }  // namespace
 
-void set_checkpoint_fault(int rank, int after_datasets) {
-  g_fault = {rank, CheckpointFault::kAfterDatasets, after_datasets};
+void set_checkpoint_fault(int rank, int after_datasets, bool stall) {
+  g_fault = {rank, CheckpointFault::kAfterDatasets, after_datasets, stall};
 }
 void set_checkpoint_fault(int rank, CheckpointFault where) { g_fault = {rank, where, 0}; }
 void clear_checkpoint_fault() { g_fault = {}; }
@@ -72,6 +73,11 @@ namespace ckpt {
 void maybe_fault(int rank, CheckpointFault where, int datasets_written) {
   if (g_fault.where != where || g_fault.rank != rank) return;
   if (where == CheckpointFault::kAfterDatasets && datasets_written != g_fault.after_datasets) return;
+  if (g_fault.stall) {
+    std::fprintf(stderr, "zeropp: rank %d: checkpoint fault injection: stalled\n", rank);
+    std::fflush(stderr);
+    for (;;) sleep(60);
+  }
   std::fprintf(stderr, "zeropp: rank %d: checkpoint fault injection: SIGKILL\n", rank);
   std::fflush(stderr);
   std::raise(SIGKILL);

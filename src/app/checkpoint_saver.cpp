@@ -24,6 +24,7 @@ std::string CheckpointSaver::save(const ShardGroups& shards, const SavePoint& at
   }
   arm_checkpoint_fault(cfg_, step);
   const double t0 = MPI_Wtime();
+  const CheckpointDeadline deadline(topo_, cfg_, "checkpoint save of step " + std::to_string(step));
   writer_->start(checkpoint_dir(cfg_), checkpoint_name(step), shards, checkpoint_meta(topo_, cfg_, at),
                  cfg_.checkpoint.keep,
                  [step](const ShardGroups& snapshot) { return non_finite_refusal(snapshot, step, true); });
@@ -37,7 +38,11 @@ std::string CheckpointSaver::save(const ShardGroups& shards, const SavePoint& at
 void CheckpointSaver::at_step_boundary() {
   if (!writer_ || !writer_->in_flight()) return;
   const double t0 = MPI_Wtime();
-  const bool committed = writer_->advance();
+  bool committed = false;
+  {
+    const CheckpointDeadline deadline(topo_, cfg_, in_flight_what());
+    committed = writer_->advance();
+  }
   blocked_in_flight_ += MPI_Wtime() - t0;
   if (committed) committed_save();
 }
@@ -50,7 +55,10 @@ void CheckpointSaver::wait_and_commit(bool count_wait) {
   // The main thread's own part of the phases left is a few small
   // collectives: the time is that of waiting for the threads.
   const double t0 = MPI_Wtime();
-  writer_->finish();
+  {
+    const CheckpointDeadline deadline(topo_, cfg_, in_flight_what());
+    writer_->finish();
+  }
   waited_in_flight_ = MPI_Wtime() - t0;
   if (count_wait) {
     ++waits_;
@@ -70,6 +78,10 @@ void CheckpointSaver::committed_save() {
       (long long)step_in_flight_, checkpoint_dir(cfg_).c_str(), checkpoint_name(step_in_flight_).c_str(),
       MPI_Wtime() - started_at_, blocked_in_flight_, waited_in_flight_);
   step_in_flight_ = -1;
+}
+
+std::string CheckpointSaver::in_flight_what() const {
+  return "asynchronous checkpoint save of step " + std::to_string(step_in_flight_);
 }
 
 std::string CheckpointSaver::summary() const {

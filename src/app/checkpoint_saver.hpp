@@ -8,7 +8,7 @@
 // it stops (a signal, the time limit, a non-finite loss) and at the end of
 // the run, so the run's last checkpoint is complete when it exits.
 // All calls are collective over the topology's world, at the same points on
-// every rank.
+// every rank, each under checkpoint.timeout_s (CheckpointDeadline).
 #pragma once
 
 #include <cstdint>
@@ -44,6 +44,7 @@ class CheckpointSaver {
  private:
   void wait_and_commit(bool count_wait);  // the save in flight: waits (timed) for it
   void committed_save();                  // counts and logs it
+  std::string in_flight_what() const;     // "asynchronous checkpoint save of step N"
 
   const Topology& topo_;
   const Config& cfg_;

@@ -154,8 +154,8 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
   const ResumePoint from =
       resume.empty() ? ResumePoint{} : resume_run(topo, actor, run.model->describe(), e, resume);
   if (!r.init_from.empty()) {
-    init_from_checkpoint(topo, reference, ref_model->describe(), r.init_from);
-    if (from.path.empty()) init_from_checkpoint(topo, actor, run.model->describe(), r.init_from);
+    init_from_checkpoint(topo, reference, ref_model->describe(), e, r.init_from);
+    if (from.path.empty()) init_from_checkpoint(topo, actor, run.model->describe(), e, r.init_from);
   }
   collectively(topo.world.get(), [&] {
     if (topo.rank == 0) {

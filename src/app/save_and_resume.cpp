@@ -1,11 +1,14 @@
 #include "src/app/save_and_resume.hpp"
 
+#include <cstdio>
+
 #include "io/checkpoint.hpp"
 #include "io/resume_choice.hpp"
 #include "src/app/build_info.hpp"
 #include "src/app/logging.hpp"
 #include "src/app/non_finite.hpp"
 #include "src/base/errors.hpp"
+#include "src/comm/watchdog.hpp"
 #include "src/zero/optimizer.hpp"
 #include "src/zero/zero_layout.hpp"
 
@@ -30,7 +33,21 @@ void check_same_model(const ModelConfig& saved, const ModelDescription& now, con
                 " a different model");
 }
 
+// The deadline's line: what stalled, the limit, where the last complete checkpoint is.
+std::string stall_line(const Topology& topo, const Config& cfg, const std::string& what) {
+  char limit[32];
+  std::snprintf(limit, sizeof limit, "%g", cfg.checkpoint.timeout_s);
+  return "zeropp: rank " + std::to_string(topo.rank) + ": " + what + " did not complete within " + limit +
+         " s (checkpoint.timeout_s: a rank or node lost inside its collective I/O?); exiting, the last "
+         "complete checkpoint stays in " +
+         checkpoint_dir(cfg);
+}
+
 }  // namespace
+
+CheckpointDeadline::CheckpointDeadline(const Topology& topo, const Config& cfg, const std::string& what)
+    : Deadline(cfg.checkpoint.timeout_s + report_delay(topo.rank, topo.X, cfg.checkpoint.timeout_s),
+               stall_line(topo, cfg, what), kExitError, End::kAbort) {}
 
 CheckpointMeta checkpoint_meta(const Topology& topo, const Config& cfg, const SavePoint& at) {
   const int64_t step = at.step;
@@ -64,7 +81,7 @@ std::optional<std::string> non_finite_refusal(const ShardGroups& shards, int64_t
 void arm_checkpoint_fault(const Config& cfg, int64_t step) {
   const auto& c = cfg.checkpoint;
   if (c.fault_kill_rank >= 0 && step == c.fault_kill_step)
-    set_checkpoint_fault(c.fault_kill_rank, c.fault_kill_after);
+    set_checkpoint_fault(c.fault_kill_rank, c.fault_kill_after, c.fault_stall);
 }
 
 std::string save_checkpoint(const Topology& topo, const ShardGroups& shards, const Config& cfg,
@@ -72,6 +89,7 @@ std::string save_checkpoint(const Topology& topo, const ShardGroups& shards, con
   const int64_t step = at.step;
   const CheckpointMeta meta = checkpoint_meta(topo, cfg, at);
   arm_checkpoint_fault(cfg, step);
+  const CheckpointDeadline deadline(topo, cfg, "checkpoint save of step " + std::to_string(step));
   collectively(topo.world.get(), [&] {
     if (const auto refusal = non_finite_refusal(shards, step, false)) throw Error(*refusal);
   });
@@ -87,6 +105,7 @@ std::string save_checkpoint(const Topology& topo, const ShardGroups& shards, con
 ResumePoint resume_run(const Topology& topo, Engine& engine, const ModelDescription& model, const Config& cfg,
                        const std::string& which) {
   ResumePoint rp;
+  const CheckpointDeadline deadline(topo, cfg, "resume from a checkpoint");
   const ResumeChoice choice = choose_resume_checkpoint(topo.world.get(), which, checkpoint_dir(cfg));
   for (const auto& s : choice.skipped) log0("resume: skipped %s\n", s.c_str());
   rp.path = choice.path;
@@ -118,8 +137,9 @@ ResumePoint resume_run(const Topology& topo, Engine& engine, const ModelDescript
 }
 
 int64_t load_model_weights(const Topology& topo, Engine& engine, const ModelDescription& model,
-                           const std::string& path, const std::string& what) {
+                           const Config& cfg, const std::string& path, const std::string& what) {
   MPI_Comm world = topo.world.get();
+  const CheckpointDeadline deadline(topo, cfg, "reading the weights of " + path);
   const CheckpointMeta saved = read_checkpoint(world, path, {});
   check_same_model(parse_config_text(saved.deck_toml, path + " (saved deck)").model, model, path, what);
   ShardGroups shards;  // the weights only: the moments stay zero
@@ -131,8 +151,8 @@ int64_t load_model_weights(const Topology& topo, Engine& engine, const ModelDesc
 }
 
 void init_from_checkpoint(const Topology& topo, Engine& engine, const ModelDescription& model,
-                          const std::string& path) {
-  const int64_t step = load_model_weights(topo, engine, model, path, "init from");
+                          const Config& cfg, const std::string& path) {
+  const int64_t step = load_model_weights(topo, engine, model, cfg, path, "init from");
   log0("init-from: model weights from %s (saved at step %lld); starting at step 0 with a fresh optimizer\n",
        path.c_str(), (long long)step);
 }

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "io/checkpoint.hpp"
+#include "src/base/deadline.hpp"
 #include "src/base/tensor_shard.hpp"
 #include "src/comm/topology.hpp"
 #include "src/config/config.hpp"
@@ -41,6 +42,15 @@ std::optional<std::string> non_finite_refusal(const ShardGroups& shards, int64_t
 // Fault injection (checkpoint.fault_kill_*): arms it when `step` is the save to fail.
 void arm_checkpoint_fault(const Config& cfg, int64_t step);
 
+// checkpoint.timeout_s over a save's or a load's collective I/O and agreements
+// (src/base/deadline.hpp), in the watchdog's order: rank 0 gives up first, each
+// other node's first rank one limit later, every other rank two. The rank that
+// gives up says what stalled (`what`: "checkpoint save of step 10") and exits.
+class CheckpointDeadline : public Deadline {
+ public:
+  CheckpointDeadline(const Topology& topo, const Config& cfg, const std::string& what);
+};
+
 // Collective. Writes checkpoint_dir(cfg)/step_<step>.h5 after `step` steps
 // with the tensors of `shards` (Engine::checkpoint_shards) and returns its
 // path. Refuses (Error) weights or moments that are not finite.
@@ -61,15 +71,15 @@ ResumePoint resume_run(const Topology& topo, Engine& engine, const ModelDescript
 
 // Collective. Reads only the model weights of checkpoint `path` into the engine's master
 // shards (refusing another model: "refusing to <what> a different model");
-// the checkpoint's step.
+// the checkpoint's step. Under cfg's checkpoint.timeout_s, as a resume is.
 int64_t load_model_weights(const Topology& topo, Engine& engine, const ModelDescription& model,
-                           const std::string& path, const std::string& what);
+                           const Config& cfg, const std::string& path, const std::string& what);
 
 // Collective. Fine-tuning: loads only the model weights of the checkpoint file
 // `path` (e.g. one `zeropp ckpt import` made) into the engine's master shards;
 // the run starts at step 0 with fresh optimizer state. Refuses (Error) a
 // checkpoint whose model shape or vocabulary differs from cfg.
 void init_from_checkpoint(const Topology& topo, Engine& engine, const ModelDescription& model,
-                          const std::string& path);
+                          const Config& cfg, const std::string& path);
 
 }  // namespace zeropp

@@ -206,7 +206,7 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   log0("resolved configuration (also in %s/config.toml):\n%s\n", t.out_dir.c_str(), to_toml(cfg).c_str());
   const ResumePoint from =
       resume.empty() ? ResumePoint{} : resume_run(topo, engine, run.model->describe(), cfg, resume);
-  if (!init_from.empty()) init_from_checkpoint(topo, engine, run.model->describe(), init_from);
+  if (!init_from.empty()) init_from_checkpoint(topo, engine, run.model->describe(), cfg, init_from);
   // Only now, with every check passed and the checkpoint loaded, is the folder written.
   collectively(topo.world.get(), [&] {
     if (topo.rank == 0) {

@@ -101,17 +101,19 @@ struct ZeroConfig {
 };
 
 struct CheckpointConfig {
-  std::string dir;        // "": <train.out_dir>/checkpoints
-  int every = 0;          // save every N steps (0: only at the end / on signals)
-  int keep = 3;           // keep the newest K checkpoints (0: all)
-  bool at_start = false;  // save before the first step
-  bool at_end = true;     // save after the last step
-  bool async = false;     // snapshot, then write on a background thread (io/checkpoint_async.hpp)
+  std::string dir;         // "": <train.out_dir>/checkpoints
+  int every = 0;           // save every N steps (0: only at the end / on signals)
+  int keep = 3;            // keep the newest K checkpoints (0: all)
+  bool at_start = false;   // save before the first step
+  bool at_end = true;      // save after the last step
+  bool async = false;      // snapshot, then write on a background thread (io/checkpoint_async.hpp)
+  double timeout_s = 900;  // a longer save, resume or weights read ends the job (CheckpointDeadline)
   // Fault injection (crash tests): this rank is killed (SIGKILL) in the middle
   // of the save at step fault_kill_step, after writing fault_kill_after datasets.
   int fault_kill_rank = -1;
   int64_t fault_kill_step = 0;
   int fault_kill_after = 1;
+  bool fault_stall = false;  // ... or instead hangs there (its process alive)
 };
 
 struct CommConfig {

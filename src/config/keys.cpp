@@ -225,9 +225,15 @@ std::vector<Key> build_table() {
       "async", &CheckpointConfig::async,
       "copy the state into host memory (as much as this rank's weights, Adam moments and error feedback) "
       "and write it on a background thread while training goes on; at most one save in flight");
+  ckpt.add(
+      "timeout_s", &CheckpointConfig::timeout_s,
+      "a save, resume or weights read that takes longer (a rank or node lost inside its collective I/O, "
+      "which comm.timeout_s does not see) ends the job with a message; the last complete checkpoint stays",
+      {positive()});
   ckpt.test_only("fault_kill_rank", &CheckpointConfig::fault_kill_rank, "this rank is killed during a save");
   ckpt.test_only("fault_kill_step", &CheckpointConfig::fault_kill_step, "... in the save at this step");
   ckpt.test_only("fault_kill_after", &CheckpointConfig::fault_kill_after, "... after this many datasets");
+  ckpt.test_only("fault_stall", &CheckpointConfig::fault_stall, "... or instead hangs there");
 
   Section<CommConfig> comm{t, "comm", &Config::comm};
   comm.add(

@@ -31,7 +31,6 @@ for variant in zero3 zeropp; do
     bad "$variant: final validation loss bf16 '$b' not within 1% of fp32 '$f'"
   fi
   # The bf16 products really ran: the training losses and norms are not fp32's.
-  curve() { grep -oE "^step [0-9]+/[0-9]+ \| loss [0-9.]+ \| lr [^|]*\| norm [0-9.]+" "$1"; }
   if [[ -n $(curve "$work/$variant-fp32.log") && $(curve "$work/$variant-fp32.log") != "$(curve "$work/$variant-bf16.log")" ]]; then
     ok "$variant: bf16 training curve differs from fp32's (rounding shows)"
   else

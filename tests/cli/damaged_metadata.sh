@@ -4,6 +4,8 @@
 # is one line from `zeropp ckpt verify` and `ckpt info`, exit 1, and
 # `--resume auto` skips it for the older good checkpoint. The signal that ends the
 # scanning child depends on the build: a segmentation fault, a bus error under ASan.
+# A scan past its time limit (HDF5 looping, a stalled file system; here a limit no
+# scan can meet) is killed: one line, exit 1, and `--resume auto` skips the file.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}" "${ZEROPP_SOURCE_DIR:?}" "${MPIEXEC:=mpiexec}"
 needs_corpus
@@ -37,4 +39,21 @@ fi
 # The resumed run saved step 4 again, through a temporary file and a rename.
 [[ $("$ZEROPP" ckpt verify "$ck/step_00000004.h5" 2>&1) == *"match their checksums"* ]] &&
   ok "step 4 saved again by the resumed run verifies" || bad "step 4 after the resumed run"
+ZEROPP_CKPT_SCAN_TIMEOUT_S=0.001 "$ZEROPP" ckpt verify "$ck/step_00000004.h5" > "$work/out" 2> "$work/err"
+rc=$?
+if [[ $rc -eq 1 && $(wc -l < "$work/err") -eq 1 ]] &&
+  grep -q "^zeropp: error: checkpoint $ck/step_00000004.h5: scanning it took longer than 0.001 s (" "$work/err"; then
+  ok "scan past its limit: exit 1, one line: $(cut -c1-90 "$work/err")..."
+else
+  bad "scan past its limit: rc=$rc"
+  cat "$work/err"
+fi
+ZEROPP_CKPT_SCAN_TIMEOUT_S=0.001 train_ckpt 8 --resume auto
+rc=$?
+if [[ $rc -eq 1 ]] && grep -q "^zeropp: error: resume: no checkpoint in $ck verifies: .*scanning it took longer" "$work/log"; then
+  ok "resume auto with every scan past its limit: exit 1, each named"
+else
+  bad "resume auto past the scan limit: rc=$rc"
+  tail -3 "$work/log"
+fi
 finish

@@ -22,7 +22,7 @@ cmake --install "$build" --prefix "$work/first" > "$work/install.log" 2>&1 || {
 }
 cp -a "$work/first" "$work/p" && rm -rf "$work/first"
 p=$work/p
-for f in bin/zeropp bin/zeropp-plot lib/libzeropp_yield.so share/zeropp/inputs/tiny.toml \
+for f in bin/zeropp bin/zeropp_ckpt_scan bin/zeropp-plot lib/libzeropp_yield.so share/zeropp/inputs/tiny.toml \
   share/zeropp/jobs/slurm/train.sbatch share/zeropp/jobs/pbs/train.pbs share/zeropp/scaling/plot_run.py \
   share/zeropp/scripts/prepare-corpus share/doc/zeropp/README.md share/doc/zeropp/docs/cluster-guide.md; do
   [[ -e $p/$f ]] && ok "installed $f" || bad "installed $f"
@@ -64,11 +64,17 @@ cd "$work/user" || exit 1
 small=(--model.n_layer=1 --model.n_embd=32 --model.n_head=2 --train.batch_size=2 --train.seq_len=32
        --model.max_seq_len=32 --train.sample_tokens=0 --data.val= --log.every=1)
 LD_PRELOAD="$p/lib/libzeropp_yield.so" "$MPIEXEC" -n 2 "$p/bin/zeropp" train "$p/share/zeropp/inputs/tiny.toml" \
-  --train.steps=3 --train.out_dir=run "${small[@]}" > log 2>&1
+  --train.steps=3 --checkpoint.every=3 --train.out_dir=run "${small[@]}" > log 2>&1
 rc=$?
 grep -q '^step 3/3' log && ((rc == 0)) && [[ -s run/metrics.h5 ]] && ok "trains 3 steps from the prefix" || {
   tail -5 log
   bad "training from the prefix (status $rc)"
+}
+# ckpt verify scans the file in bin/zeropp_ckpt_scan, beside the installed binary.
+"$p/bin/zeropp" ckpt verify run/checkpoints/step_00000003.h5 > verify.log 2>&1 &&
+  ok "installed ckpt verify: $(tail -1 verify.log)" || {
+  cat verify.log
+  bad "installed ckpt verify"
 }
 
 PATH="$p/bin:$PATH" ZEROPP_LAUNCHER=mpirun ZEROPP_YIELD=1 \

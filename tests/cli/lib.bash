@@ -1,6 +1,6 @@
 # Shared by the end-to-end scripts in this folder (sourced; ctest registers
 # only *.sh): strict mode, a work folder removed at exit, the ok/bad counters
-# and the closing line ctest's log shows, the default-corpus check, and the
+# and the closing line ctest's log shows, the default-corpus check, a log's training curve and the
 # arguments of a model small enough for seconds-long multi-rank runs.
 set -uo pipefail
 work=$(mktemp -d)
@@ -22,6 +22,8 @@ needs_corpus() {
     exit 1
   }
 }
+# curve LOG: each step line's loss, learning rate and gradient norm (the training curve)
+curve() { grep -oE '^step [0-9]+/[0-9]+ \| loss [0-9.]+ \| lr [^|]*\| norm [0-9.]+' "$1"; }
 tiny=(--model.n_layer=2 --model.n_embd=64 --train.batch_size=4 --train.seq_len=64 --model.max_seq_len=64
       --train.sample_tokens=0 --data.val=)
 # one_layer_deck FILE TRAIN VAL STEPS [LINE...]: a deck of a one-layer model

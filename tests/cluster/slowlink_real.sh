@@ -17,7 +17,7 @@ needs_corpus
 export ZEROPP_BUILD_DIR
 ZEROPP_BUILD_DIR=$(dirname "$(dirname "$ZEROPP")")
 study="$work/study"
-if timeout 300 /usr/bin/python3 scaling/slowlink.py "$study" --links both --layouts 2x2 --gbps 1,10 \
+if timeout -k 5 300 /usr/bin/python3 scaling/slowlink.py "$study" --links both --layouts 2x2 --gbps 1,10 \
   --variants zero3 --repeats 1 --steps 2 --set=--model.n_embd=64 < /dev/null > "$work/table" 2>&1; then
   ok "slowlink.py --links both ran"
 else
