@@ -37,6 +37,15 @@ declare -A flags=(
 
 tx_sum() { "$cluster" counters | awk '{s += $2} END {printf "%d", s}'; }
 
+# why LOG: what names the cause of a failed run: zeropp's own lines, hydra's
+# report of the rank that ended it (host, pid, exit code or signal), the last
+# lines, and the kernel's word if it ended a process for lack of memory.
+why() {
+  grep -E '^zeropp:|BAD TERMINATION|RUNNING AT|EXIT CODE|KILLED BY|EXIT STRING' "$1"
+  tail -3 "$1"
+  dmesg 2> /dev/null | grep -iE 'out of memory|killed process' | tail -2
+}
+
 # train NAME STEPS FLAGS...: one run; "KERNEL ZEROPP" cross-node bytes on stdout.
 train() {
   local name=$1 steps=$2 before after
@@ -49,7 +58,7 @@ train() {
   after=$(tx_sum)
   ((rc == 0)) || {
     echo "run $name: status $rc" >&2
-    tail -5 "$work/$name.log" >&2
+    why "$work/$name.log" >&2
     return 1
   }
   awk -v k=$((after - before)) '/^step [0-9]+\// {for (i = 1; i < NF; i++) if ($i == "xnode") s += $(i + 1) * 1e6}
