@@ -153,7 +153,7 @@ big=(--train.out_dir="$work/r2" --train.batch_size=128 --train.seq_len=256 --mod
 # ulimit -v cannot work (ASan reserves terabytes of shadow address space at start):
 # its allocator refuses the large buffers instead, as a failing malloc would (its
 # warning about that to stderr, not among scripts/sanitize's reports).
-if ldd "$ZEROPP" 2> /dev/null | grep -q libasan; then
+if grep -q libasan <<< "$(ldd "$ZEROPP" 2> /dev/null)"; then
   printf 'export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1:max_allocation_size_mb=64:log_path=stderr"\nexec "$@"\n' \
     > "$work/limited.sh"
 else
