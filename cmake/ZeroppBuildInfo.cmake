@@ -1,4 +1,4 @@
-# zeropp_build_info: src/app/build_info.cpp plus a generated git_revision.cpp.
+# zeropp_build_info: src/run/build_info.cpp plus a generated git_revision.cpp.
 # The build options (compiler, build type, CUDA) are compile
 # definitions; the git revision is regenerated at every build (a commit does
 # not re-run CMake) by cmake/GitRevision.cmake, "unknown" without .git.
@@ -13,7 +13,7 @@ if(ZEROPP_ENABLE_CUDA)
 else()
   set(_zeropp_cuda off)
 endif()
-add_library(zeropp_build_info STATIC src/app/build_info.cpp ${_zeropp_git_cpp})
+add_library(zeropp_build_info STATIC src/run/build_info.cpp ${_zeropp_git_cpp})
 add_dependencies(zeropp_build_info zeropp_git_revision)
 target_include_directories(zeropp_build_info PUBLIC ${CMAKE_SOURCE_DIR})
 target_link_libraries(zeropp_build_info PRIVATE zeropp_kernels zeropp_warnings)

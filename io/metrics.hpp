@@ -92,7 +92,7 @@ struct ValidationRow {
   double loss;
 };
 
-// A row of /rlhf (`zeropp rlhf`, src/app/rlhf.hpp), after iteration `step`:
+// A row of /rlhf (`zeropp rlhf`, src/rlhf/rlhf.hpp), after iteration `step`:
 // the global mean reward and mean per-token KL to the reference, and rank
 // 0's time breakdown (seconds) and samples/s.
 struct RlhfRow {

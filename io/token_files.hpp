@@ -32,7 +32,6 @@ class TokenFiles {
 
   const std::string& spec() const { return spec_; }
   int64_t size() const { return total_; }
-  std::size_t file_count() const { return files_.size(); }
 
   // Copies `count` tokens from position `start` (< size()), continuing at
   // position 0 after the last one.

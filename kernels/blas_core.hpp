@@ -5,7 +5,7 @@
 // back to its generic Prescott (SSE3) kernels, ~5x slower GEMMs than its
 // SkylakeX ones on the same core (docs/performance.md). The zeropp binary then
 // re-executes itself once with OPENBLAS_CORETYPE chosen from the CPU's feature
-// flags (src/app/blas_kernels.hpp); the warning below covers a user's setting
+// flags (src/run/blas_kernels.hpp); the warning below covers a user's setting
 // that still runs generic kernels.
 #pragma once
 

@@ -36,30 +36,4 @@ inline auto sub(const V& v, int64_t offset, int64_t n) {
 
 using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int64_t>>;
 
-// Calls f(c0, c1) for [0, C) in chunks of 64 columns, one work item per chunk:
-// per-column sums over rows (dweight, dbias) with no two items writing one column.
-constexpr int kColumnChunk = 64;
-template <class F>
-void for_column_chunks(const char* name, int C, const F& f) {
-  constexpr int kChunk = kColumnChunk;
-  Kokkos::parallel_for(
-      name, Range(0, (C + kChunk - 1) / kChunk), KOKKOS_LAMBDA(const int64_t chunk) {
-        const int c0 = int(chunk) * kChunk;
-        f(c0, c0 + kChunk < C ? c0 + kChunk : C);
-      });
-}
-
-// Calls f(i0, i1) for [0, n) in chunks of 4096 elements, one work item per
-// chunk: elementwise kernels whose inner loop the compiler should vectorise
-// (a plain loop over [i0, i1) does; one call per element may not).
-template <class F>
-void for_element_chunks(const char* name, int64_t n, const F& f) {
-  constexpr int64_t kChunk = 4096;
-  Kokkos::parallel_for(
-      name, Range(0, (n + kChunk - 1) / kChunk), KOKKOS_LAMBDA(const int64_t chunk) {
-        const int64_t i0 = chunk * kChunk;
-        f(i0, i0 + kChunk < n ? i0 + kChunk : n);
-      });
-}
-
 }  // namespace zeropp

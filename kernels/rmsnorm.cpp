@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernels/device_dispatch.hpp"
+#include "kernels/parallel_chunks.hpp"
 
 namespace zeropp {
 
@@ -54,11 +55,11 @@ void rmsnorm_backward(Vec<T> dinp, Vec<T> dweight, CVec<T> dout, CVec<T> inp, CV
         T* dxr = dx + n * C;
         for (int c = 0; c < C; ++c) dxr[c] += r * (dyr[c] * w[c] - xr[c] * r * mean_dot);
       });
-  for_column_chunks(
-      "rmsnorm_backward_dweight", C, KOKKOS_LAMBDA(const int c0, const int c1) {
-        for (int64_t n = 0; n < N; ++n)
-          for (int c = c0; c < c1; ++c) dw[c] += dy[n * C + c] * x[n * C + c] * rs[n];
-      });
+  // Whole columns per chunk, each summed in row order: the same sums for any cut.
+  parallel_chunks(C, column_chunk(C), [&](int64_t, int64_t c0, int64_t c1) {
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = c0; c < c1; ++c) dw[c] += dy[n * C + c] * x[n * C + c] * rs[n];
+  });
 }
 
 template <class T>

@@ -46,11 +46,6 @@ Blas::~Blas() {
   if (handle_) cublasDestroy(handle_);
 }
 
-void Blas::set_stream(cudaStream_t s) {
-  check(cublasSetStream(handle_, s), "cublasSetStream");
-  stream_ = s;
-}
-
 // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the
 // operands and M/N, keep the transposition flags and leading dimensions.
 template <class T>

@@ -37,7 +37,6 @@ class Blas {
 
   cublasHandle_t handle() const { return handle_; }
   cudaStream_t stream() const { return stream_; }
-  void set_stream(cudaStream_t s);
   bool allow_tf32() const { return allow_tf32_; }
 
  private:

@@ -12,12 +12,12 @@
 #include "io/checkpoint.hpp"
 #include "io/llmc_model.hpp"
 #include "io/safetensors.hpp"
-#include "src/app/build_info.hpp"
 #include "src/base/errors.hpp"
 #include "src/config/config.hpp"
 #include "src/config/hf_config.hpp"
 #include "src/models/gpt2/gpt2_layout.hpp"
 #include "src/models/param_layout.hpp"
+#include "src/run/build_info.hpp"
 
 namespace zeropp {
 

@@ -3,9 +3,9 @@
 
 #include <Kokkos_Core.hpp>
 
-#include "src/app/blas_kernels.hpp"
-#include "src/app/bounded_finalize.hpp"
 #include "src/app/cli.hpp"
+#include "src/run/blas_kernels.hpp"
+#include "src/run/bounded_finalize.hpp"
 
 int main(int argc, char** argv) {
   zeropp::choose_blas_kernels(argv);  // may start this program again, before MPI does

@@ -48,7 +48,7 @@ struct TrainConfig {
   int threads = 0;
   // Kernel of the attention's batched GEMMs: auto, blas, onednn (kernels/gemm_batched.hpp).
   std::string batched_gemm = "auto";
-  // Where the step computes: host (the CPU) or cuda (this rank's GPU; src/app/device_run.hpp).
+  // Where the step computes: host (the CPU) or cuda (this rank's GPU; src/run/device_run.hpp).
   std::string device = "host";
   // cuBLAS may run fp32 GEMMs on TF32 tensor cores (train.device = "cuda" only).
   bool tf32 = false;
@@ -135,7 +135,7 @@ struct CommConfig {
   int64_t fault_stall_step = 0;
 };
 
-// `zeropp rlhf` (src/app/rlhf.hpp): the policy-gradient loop's own keys.
+// `zeropp rlhf` (src/rlhf/rlhf.hpp): the policy-gradient loop's own keys.
 struct RlhfConfig {
   std::string init_from;  // checkpoint of the actor's (and reference's) start ("": train.seed's init)
   std::vector<std::string> prompts;  // token files the prompts are cut from (empty: data.train)

@@ -94,7 +94,7 @@ class Model {
   // Probabilities [B, Tn, V] after a forward without targets (the buffer for
   // them is allocated by the first such forward and counted in decode_bytes()),
   // in device memory: a host reader copies them (copy_to_host, as
-  // src/app/generate.cpp and rollout.cpp do).
+  // src/generate/generate.cpp and rollout.cpp do).
   virtual CVec<T> probs() const = 0;
   // Per-token losses -log p(target) [B, Tn] after a forward with targets
   // (unweighted), valid until the next forward.

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "io/token_file.hpp"
-#include "src/app/train.hpp"
+#include "src/train/train.hpp"
 #include "src/zero/optimizer.hpp"
 
 namespace zeropp::test {

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "kernels/device_context.hpp"
-#include "src/app/device_run.hpp"
 #include "src/base/errors.hpp"
+#include "src/run/device_run.hpp"
 #ifdef ZEROPP_HAVE_CUDA
 #include "src/device/cuda_device.hpp"
 #endif

@@ -1,4 +1,4 @@
-// The KV-cache generator (src/app/generate.hpp): greedy generation equals
+// The KV-cache generator (src/generate/generate.hpp): greedy generation equals
 // recomputing the whole forward for every token, batching prompts of different
 // lengths changes no token, and on P ranks (ctest generate_np1/2/4; ZeRO-3,
 // hpZ) the engine's sharded weights generate token for token what one rank
@@ -7,7 +7,7 @@
 
 #include "core/engine_fixture.hpp"
 #include "core/full_weights.hpp"
-#include "src/app/generate.hpp"
+#include "src/generate/generate.hpp"
 
 using namespace zeropp;
 using namespace zeropp::test;

@@ -6,10 +6,10 @@
 #include <catch2/catch.hpp>
 
 #include "core/engine_fixture.hpp"
-#include "src/app/inference_memory.hpp"
-#include "src/app/logging.hpp"
-#include "src/app/rlhf.hpp"
-#include "src/app/rollout.hpp"
+#include "src/base/logging.hpp"
+#include "src/memory/inference_memory.hpp"
+#include "src/rlhf/rlhf.hpp"
+#include "src/rlhf/rollout.hpp"
 #include "src/zero/inference_weights.hpp"
 
 using namespace zeropp;

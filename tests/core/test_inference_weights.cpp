@@ -8,9 +8,9 @@
 
 #include "core/engine_fixture.hpp"
 #include "core/full_weights.hpp"
-#include "src/app/generate.hpp"
 #include "src/base/bf16.hpp"
 #include "src/base/errors.hpp"
+#include "src/generate/generate.hpp"
 #include "src/zero/inference_weights.hpp"
 
 using namespace zeropp;

@@ -9,7 +9,7 @@
 #include "core/engine_fixture.hpp"
 #include "core/full_weights.hpp"
 #include "core/model_gradcheck.hpp"
-#include "src/app/memory_estimate.hpp"
+#include "src/memory/memory_estimate.hpp"
 #include "src/models/llama/llama.hpp"
 
 using namespace zeropp;

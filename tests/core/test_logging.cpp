@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "src/app/logging.hpp"
+#include "src/base/logging.hpp"
 
 using namespace zeropp;
 

@@ -5,12 +5,12 @@
 #include <catch2/catch.hpp>
 
 #include "core/engine_fixture.hpp"
-#include "src/app/logging.hpp"
-#include "src/app/memory_estimate.hpp"
-#include "src/app/memory_split.hpp"
-#include "src/app/node_memory.hpp"
-#include "src/app/preflight.hpp"
+#include "src/base/logging.hpp"
+#include "src/memory/memory_estimate.hpp"
+#include "src/memory/memory_split.hpp"
+#include "src/memory/node_memory.hpp"
 #include "src/models/gpt2/gpt2.hpp"
+#include "src/run/preflight.hpp"
 
 using namespace zeropp;
 using test::tiny;

@@ -4,8 +4,8 @@
 // the weights, gradients and tokens handed to it all live in the PROT_NONE
 // arena (kernels/device_memory.hpp) and any host access faults. One training
 // step (forward, backward; bf16, then fp32) with plain and weighted losses, a decode step and
-// greedy generation (src/app/generate.cpp, training's sample) and rlhf's
-// completion log-probabilities (src/app/rollout.cpp), for both
+// greedy generation (src/generate/generate.cpp, training's sample) and rlhf's
+// completion log-probabilities (src/rlhf/rollout.cpp), for both
 // families, must run through and give what the same work on host weights or
 // without the cache gives.
 #include <catch2/catch.hpp>
@@ -16,9 +16,9 @@
 #include "kernels/buffer_ops.hpp"
 #include "kernels/device_buffer.hpp"
 #include "kernels/gemm_bf16.hpp"
-#include "src/app/generate.hpp"
-#include "src/app/rollout.hpp"
+#include "src/generate/generate.hpp"
 #include "src/models/model.hpp"
+#include "src/rlhf/rollout.hpp"
 
 using namespace zeropp;
 

@@ -1,11 +1,11 @@
-// Non-finite numbers in training (src/app/non_finite.hpp): the stopping line and
+// Non-finite numbers in training (src/run/non_finite.hpp): the stopping line and
 // the check that keeps NaN/inf out of checkpoints.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "src/app/non_finite.hpp"
+#include "src/run/non_finite.hpp"
 
 using namespace zeropp;
 

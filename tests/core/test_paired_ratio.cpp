@@ -1,9 +1,9 @@
-// `bench step`'s GEMM ratio paired per step (src/app/paired_ratio.hpp).
+// `bench step`'s GEMM ratio paired per step (src/bench/paired_ratio.hpp).
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "src/app/paired_ratio.hpp"
 #include "src/base/errors.hpp"
+#include "src/bench/paired_ratio.hpp"
 
 using namespace zeropp;
 using Catch::Matchers::Contains;

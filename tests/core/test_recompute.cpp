@@ -8,9 +8,9 @@
 #include <catch2/catch.hpp>
 
 #include "core/engine_fixture.hpp"
-#include "src/app/memory_estimate.hpp"
-#include "src/app/preflight.hpp"
+#include "src/memory/memory_estimate.hpp"
 #include "src/models/model.hpp"
+#include "src/run/preflight.hpp"
 
 using namespace zeropp;
 using namespace zeropp::test;

@@ -1,6 +1,6 @@
 // The pieces of `zeropp rlhf` that are arithmetic: the reward rule, the
 // returns and advantages of the policy gradient, the rollouts (through the
-// KV-cache generator) and the log-probabilities they score (src/app/reward.hpp, policy_gradient.hpp,
+// KV-cache generator) and the log-probabilities they score (src/rlhf/reward.hpp, policy_gradient.hpp,
 // rollout.hpp). The loop itself: tests/cli/rlhf.sh.
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -8,9 +8,9 @@
 #include "core/engine_fixture.hpp"
 #include "core/full_weights.hpp"
 #include "kernels/device_memory.hpp"
-#include "src/app/policy_gradient.hpp"
-#include "src/app/reward.hpp"
-#include "src/app/rollout.hpp"
+#include "src/rlhf/policy_gradient.hpp"
+#include "src/rlhf/reward.hpp"
+#include "src/rlhf/rollout.hpp"
 
 using namespace zeropp;
 

@@ -1,9 +1,9 @@
-// The sampling rules (src/app/sampler.hpp): pure functions of logits and a coin.
+// The sampling rules (src/generate/sampler.hpp): pure functions of logits and a coin.
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "src/app/sampler.hpp"
 #include "src/base/errors.hpp"
+#include "src/generate/sampler.hpp"
 
 using namespace zeropp;
 

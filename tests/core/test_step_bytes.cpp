@@ -1,7 +1,7 @@
 // The collective-bytes line at the end of training (gpu-check part 3 compares two runs' lines).
 #include <catch2/catch.hpp>
 
-#include "src/app/step_bytes.hpp"
+#include "src/run/step_bytes.hpp"
 
 using namespace zeropp;
 

@@ -24,7 +24,7 @@ import re
 import sys
 
 HELPERS = {"gemm", "gemm_strided_batched", "gemm_as", "gemm_on_rounded",
-           "for_column_chunks", "for_element_chunks", "parallel_chunks", "softmax_row",
+           "parallel_chunks", "softmax_row",
            "layernorm_row", "exp_nonpositive", "tanh_vectorisable", "lane_sum", "simd_dispatch"}
 # simd_avx512<K, ...> (and avx2, baseline): a kernel body K run through
 # kernels/simd_dispatch.hpp, often reached by a tail call (no frame of the

@@ -1,0 +1,287 @@
+#include "src/rlhf/rlhf.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "io/metrics.hpp"
+#include "io/run_dir.hpp"
+#include "src/base/errors.hpp"
+#include "src/base/logging.hpp"
+#include "src/generate/sampler.hpp"
+#include "src/rlhf/policy_gradient.hpp"
+#include "src/rlhf/reward.hpp"
+#include "src/rlhf/rollout.hpp"
+#include "src/run/build_info.hpp"
+#include "src/run/checkpoint_saver.hpp"
+#include "src/run/micro_batches.hpp"
+#include "src/run/non_finite.hpp"
+#include "src/run/save_and_resume.hpp"
+#include "src/run/stop_signals.hpp"
+#include "src/train/train.hpp"
+
+namespace zeropp {
+
+Config rlhf_engine_config(const Config& cfg) {
+  Config e = cfg;
+  const RlhfConfig& r = cfg.rlhf;
+  e.train.batch_size = r.batch_size;
+  e.train.seq_len = r.prompt_len + r.completion_len - 1;
+  e.train.grad_accum = 1;
+  e.train.steps = r.iterations;
+  e.train.val_batches = 0;
+  if (!r.prompts.empty()) e.data.train = r.prompts;
+  e.data.val.clear();
+  return e;
+}
+
+Config rlhf_reference_config(const Config& e) {
+  Config c = e;
+  c.zero.quantized_weights = true;
+  c.zero.weight_bits = 8;
+  c.zero.quantized_gradients = false;
+  c.zero.gradient_error_feedback = false;
+  return c;
+}
+
+MemoryEstimate estimate_rlhf_memory(const Config& e, int P, int X) {
+  MemoryEstimate m = estimate_memory(e, P, X);
+  m.decode = model_decode_bytes(e.model, e.train.batch_size, e.train.seq_len);
+  m.reference = estimate_frozen_memory(rlhf_reference_config(e), P, X).total();
+  m.batch_keys = "rlhf.batch_size, rlhf.prompt_len or rlhf.completion_len";
+  return m;
+}
+
+namespace {
+
+// What one iteration measured on this rank.
+struct IterationTimes {
+  double gather = 0, generate = 0, train = 0, other = 0, total = 0;
+};
+
+// Adds the counters of one phase (b) to those of another (a).
+void add_counters(ByteCounters& a, const ByteCounters& b) {
+  for (int k = 0; k < kNumKinds; ++k) {
+    a.seconds[size_t(k)] += b.seconds[size_t(k)];
+    for (int p = 0; p < kNumPurposes; ++p) a.sent[size_t(k)][size_t(p)] += b.sent[size_t(k)][size_t(p)];
+  }
+}
+
+StepRecord iteration_record(int64_t it, const StepStats& st, const ByteCounters& bytes, double lr,
+                            const IterationTimes& t, double generated_tokens) {
+  StepRecord r;
+  r.step = it;
+  r.loss = st.loss;
+  r.lr = lr;
+  r.grad_norm = st.grad_norm;
+  r.tokens_per_s = generated_tokens / t.total;
+  r.time_step_s = t.total;
+  double comm = 0;
+  for (int k = 0; k < kNumKinds; ++k) {
+    r.time_collective_s[size_t(k)] = bytes.seconds[size_t(k)];
+    comm += bytes.seconds[size_t(k)];
+    const auto b = bytes.of(Kind(k));
+    r.bytes[size_t(k)] = {b.intra, b.inter};
+  }
+  r.time_compute_s = t.total - comm;
+  return r;
+}
+
+std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg, const Config& e,
+                                                              const std::string& deck, const Run& run) {
+  const RlhfConfig& r = cfg.rlhf;
+  const auto& m = cfg.model;
+  char buf[256];
+  std::vector<std::pair<std::string, std::string>> rows;
+  rows.emplace_back("deck", deck);
+  rows.emplace_back("version", version_line());
+  rows.emplace_back("ranks", run.topo.describe());
+  std::snprintf(buf, sizeof buf, "%s L=%d C=%d H=%d V=%d T=%d", m.family.c_str(), m.n_layer, m.n_embd,
+                m.n_head, m.vocab_size, m.max_seq_len);
+  rows.emplace_back("model", buf);
+  rows.emplace_back("parameters", std::to_string(run.engine.parameters()));
+  rows.emplace_back("actor", "ZeRO-3 engine, AdamW at rlhf.lr, " + cfg.zero.comm_dtype + " gathers" +
+                                 (cfg.zero.quantized_weights ? ", qwZ" : ""));
+  rows.emplace_back("reference", "frozen copy of the start, sharded, int8 (qwZ) gathers");
+  rows.emplace_back("start", r.init_from.empty() ? "train.seed's initialisation" : r.init_from);
+  std::snprintf(buf, sizeof buf, "%d prompts x %d ranks, %d prompt + %d sampled tokens, temperature %g",
+                r.batch_size, run.topo.P, r.prompt_len, r.completion_len, r.temperature);
+  rows.emplace_back("batch", buf);
+  std::snprintf(buf, sizeof buf, "\"%s\" occurrences (at most %d); KL beta %g", r.reward_word.c_str(),
+                r.reward_clip, r.beta);
+  rows.emplace_back("reward", buf);
+  rows.emplace_back("objective", "REINFORCE, per-position batch-mean baseline, KL in the per-token reward");
+  rows.emplace_back("prompts", token_file_spec(e.data.train));
+  rows.emplace_back("memory per rank", memory_summary(run.memory));
+  rows.emplace_back("output", cfg.train.out_dir);
+  return rows;
+}
+
+}  // namespace
+
+int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string& resume, bool overwrite) {
+  require_host(cfg, "rlhf");
+  const RlhfConfig& r = cfg.rlhf;
+  const Config e = rlhf_engine_config(cfg);
+  const Config ref_cfg = rlhf_reference_config(e);
+  const int B = r.batch_size, Tp = r.prompt_len, Tc = r.completion_len, T = Tp + Tc - 1;
+  // Only rlhf runs need the rows to fit the position table (not a rule of every deck).
+  collectively(MPI_COMM_WORLD, [&] {
+    if (T > cfg.model.max_seq_len)
+      throw Error("invalid configuration: rlhf.completion_len = " + std::to_string(Tc) +
+                  ": plus rlhf.prompt_len = " + std::to_string(Tp) +
+                  " is longer than the position table allows (model.max_seq_len + 1 = " +
+                  std::to_string(cfg.model.max_seq_len + 1) + ")");
+  });
+  const RunFolderUse use = !resume.empty() ? RunFolderUse::Resume
+                           : overwrite     ? RunFolderUse::Overwrite
+                                           : RunFolderUse::New;
+  collectively(MPI_COMM_WORLD, [&] {
+    if (world_rank() == 0) check_run_folders(e, use);
+  });
+  const double started = MPI_Wtime();
+  StopSignals signals;
+  Run run(e, MPI_COMM_WORLD, estimate_rlhf_memory);
+  const Topology& topo = run.topo;
+  Engine& actor = run.engine;
+  const auto ref_model = make_model<float>(e.model, B, T);
+  ref_model->set_precision(parse_precision(e.train.precision));
+  Engine reference(ref_cfg, topo, *run.comm, *ref_model, true);  // frozen: no gradients, no Adam moments
+  reference.init_weights(uint64_t(e.train.seed));
+  LogFile log_file;
+  log_table("zeropp rlhf", startup_rows(cfg, e, deck_path, run));
+  const ResumePoint from =
+      resume.empty() ? ResumePoint{} : resume_run(topo, actor, run.model->describe(), e, resume);
+  if (!r.init_from.empty()) {
+    init_from_checkpoint(topo, reference, ref_model->describe(), e, r.init_from);
+    if (from.path.empty()) init_from_checkpoint(topo, actor, run.model->describe(), e, r.init_from);
+  }
+  collectively(topo.world.get(), [&] {
+    if (topo.rank == 0) {
+      if (use == RunFolderUse::Overwrite) remove_previous_run(e);
+      make_run_dir(e.train.out_dir);
+      write_text_atomic(e.train.out_dir, "config.toml", to_toml(cfg));
+      log_file.open(e.train.out_dir + "/rlhf.log", !resume.empty());
+    }
+  });
+  MetricsOptions mopts;
+  mopts.resume = !from.path.empty();
+  mopts.resume_step = from.step;
+  MetricsWriter metrics(topo.world.get(), e.train.out_dir,
+                        RunInfo{to_toml(cfg), topo.P, topo.X, topo.Y, version_line(), {}}, mopts);
+
+  const PassRunner actor_pass = [&](const std::function<void(UnitSource<float>&)>& f) {
+    actor.inference_pass(f);
+  };
+  CheckpointSaver saver(topo, e);
+  const auto save = [&](int64_t it) {
+    return saver.save(actor.checkpoint_shards(true),
+                      SavePoint{it, it * int64_t(B) * T * topo.P, run.train->window_start(it, 0)});
+  };
+  ByteCounters& counters = run.comm->counters();
+  const int gather = int(Kind::AllGather);
+  int64_t saved_at = -1;
+  double last_iteration_s = 0;
+  for (int64_t it = from.step; it < r.iterations; ++it) {
+    // Iteration boundary: commit and stop as `zeropp train` does (src/run/stop_signals.hpp).
+    saver.at_step_boundary();
+    if (const char* why = stop_reason(*run.comm, run.world, started, last_iteration_s, e.train.max_runtime)) {
+      metrics.flush();
+      if (saved_at != it) save(it);
+      saver.finish();
+      log0("stopping at iteration %lld (%s); resume with --resume auto\n", (long long)it, why);
+      return kExitStopped;
+    }
+    const double t0 = MPI_Wtime();
+    counters.reset();
+    IterationTimes tm;
+    // Prompts: the first Tp tokens of this iteration's windows (a pure function of it).
+    const std::vector<int32_t> windows = micro_batches(*run.train, it, 1)[0].tokens;
+    std::vector<int32_t> prompts(size_t(B) * Tp);
+    for (int b = 0; b < B; ++b)
+      for (int t = 0; t < Tp; ++t) prompts[size_t(b) * Tp + t] = windows[size_t(b) * T + t];
+    const uint64_t seed =
+        uint64_t(e.train.seed) * 0x9E3779B97F4A7C15ull ^ uint64_t(it + 1) << 32 ^ uint64_t(topo.rank) << 52;
+    const std::vector<int32_t> seqs =
+        sample_completions(*run.model, actor_pass, prompts, B, Tp, Tc, r.temperature, seed);
+    tm.generate = MPI_Wtime() - t0;
+    const double gen_gather = counters.seconds[size_t(gather)];
+
+    // Inputs and targets of the rows, and both models' log-probabilities of the sampled tokens.
+    MicroBatch mb;
+    for (int b = 0; b < B; ++b) {
+      const auto row = seqs.begin() + long(b) * (T + 1);
+      mb.tokens.insert(mb.tokens.end(), row, row + T);
+      mb.targets.insert(mb.targets.end(), row + 1, row + T + 1);
+    }
+    const std::vector<double> lp_actor = completion_log_probs(actor.token_losses(mb), B, Tp, Tc);
+    const std::vector<double> lp_ref = completion_log_probs(reference.token_losses(mb), B, Tp, Tc);
+    std::vector<double> reward(static_cast<size_t>(B));
+    std::vector<std::string> texts;  // prompt | completion of each row, for the log
+    for (int b = 0; b < B; ++b) {
+      const auto row = seqs.begin() + long(b) * (T + 1);
+      const std::string completion = decode_bytes(std::vector<int32_t>(row + Tp, row + T + 1));
+      reward[size_t(b)] = word_reward(completion, r.reward_word, r.reward_clip);
+      texts.push_back(decode_bytes(std::vector<int32_t>(row, row + Tp)) + " | " + completion);
+    }
+    const std::vector<double> G = token_returns(reward, lp_actor, lp_ref, r.beta, B, Tc);
+    // One all-reduce: the per-position return sums (the baseline), the reward and KL sums.
+    std::vector<double> sums = column_sums(G, B, Tc);
+    double reward_sum = 0, kl_sum = 0;
+    for (double x : reward) reward_sum += x;
+    for (size_t i = 0; i < lp_actor.size(); ++i) kl_sum += lp_actor[i] - lp_ref[i];
+    sums.push_back(reward_sum);
+    sums.push_back(kl_sum);
+    run.comm->allreduce_sum(run.world, sums.data(), int64_t(sums.size()), Purpose::Other, "rlhf sums");
+    const double n_seqs = double(B) * topo.P;
+    std::vector<double> baseline(sums.begin(), sums.begin() + Tc);
+    for (double& x : baseline) x /= n_seqs;
+    const double mean_reward = sums[size_t(Tc)] / n_seqs, mean_kl = sums[size_t(Tc) + 1] / (n_seqs * Tc);
+    mb.weights = advantage_weights(G, baseline, B, Tp, Tc);
+    ByteCounters before_train = counters;  // train_step starts its own count
+
+    const double t1 = MPI_Wtime();
+    const StepStats st = actor.train_step(it, {mb}, r.lr);
+    tm.train = MPI_Wtime() - t1;
+    ZCHECK_MPI(MPI_Barrier(topo.world.get()));
+    tm.total = MPI_Wtime() - t0;
+    last_iteration_s = tm.total;
+    add_counters(before_train, st.bytes);
+    tm.gather = before_train.seconds[size_t(gather)];
+    tm.generate -= gen_gather;
+    tm.train -= st.bytes.seconds[size_t(gather)];
+    tm.other = tm.total - tm.gather - tm.generate - tm.train;
+    metrics.append(iteration_record(it + 1, st, before_train, r.lr, tm, n_seqs * Tc));
+    metrics.append_rlhf(
+        {it + 1, mean_reward, mean_kl, tm.gather, tm.generate, tm.train, tm.other, n_seqs / tm.total});
+    if ((it + 1) % cfg.log.every == 0 || it + 1 == r.iterations) {
+      log0(
+          "iter %lld/%lld | reward %.3f | kl %.4f | pg loss %.4f | norm %.3f | gather %.2f s | "
+          "generate %.2f s | train %.2f s | other %.2f s | %.2f samples/s | elapsed %s\n",
+          (long long)(it + 1), (long long)r.iterations, mean_reward, mean_kl, st.loss, st.grad_norm,
+          tm.gather, tm.generate, tm.train, tm.other, n_seqs / tm.total,
+          format_duration(MPI_Wtime() - started).c_str());
+      std::string text = texts[0];  // rank 0's first row, on one line
+      std::replace(text.begin(), text.end(), '\n', '/');
+      log0("sample (reward %g): %s\n", reward[0], text.c_str());
+    }
+    if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm)) {
+      saver.finish();
+      metrics.flush();
+      if (topo.rank == 0) print_error(non_finite_message(it + 1, st.loss, st.grad_norm, from.path));
+      return kExitNonFinite;
+    }
+    if (e.checkpoint.every > 0 && (it + 1) % e.checkpoint.every == 0) {
+      save(it + 1);
+      saved_at = it + 1;
+    }
+  }
+  metrics.flush();
+  if (e.checkpoint.at_end && saved_at != r.iterations && from.step < r.iterations) save(r.iterations);
+  saver.finish();
+  if (const std::string s = saver.summary(); !s.empty()) log0("%s\n", s.c_str());
+  return kExitOk;
+}
+
+}  // namespace zeropp

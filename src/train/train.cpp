@@ -1,0 +1,320 @@
+#include "src/train/train.hpp"
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "io/data_loader.hpp"
+#include "io/metrics.hpp"
+#include "io/run_dir.hpp"
+#include "kernels/blas_core.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/gemm_batched.hpp"
+#include "kernels/gemm_bf16.hpp"
+#include "kernels/parallel_chunks.hpp"
+#include "src/base/errors.hpp"
+#include "src/base/logging.hpp"
+#include "src/comm/communicator.hpp"
+#include "src/comm/make_communicator.hpp"
+#include "src/comm/topology.hpp"
+#include "src/generate/generate.hpp"
+#include "src/run/blas_kernels.hpp"
+#include "src/run/build_info.hpp"
+#include "src/run/checkpoint_saver.hpp"
+#include "src/run/non_finite.hpp"
+#include "src/run/save_and_resume.hpp"
+#include "src/run/step_bytes.hpp"
+#include "src/run/stop_signals.hpp"
+#include "src/zero/engine.hpp"
+#include "src/zero/optimizer.hpp"
+
+namespace zeropp {
+
+namespace {
+
+std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg, const std::string& deck,
+                                                              const Topology& topo, const Engine& engine,
+                                                              const MemoryCheck& memory,
+                                                              const Communicator& comm,
+                                                              const DeviceRun& device) {
+  const auto& m = cfg.model;
+  const auto& t = cfg.train;
+  const double fpt = 3 * forward_flops_per_token(m, t.seq_len);
+  const int64_t tokens_per_step = int64_t(t.batch_size) * t.seq_len * t.grad_accum * topo.P;
+  char buf[256];
+  std::vector<std::pair<std::string, std::string>> rows;
+  rows.emplace_back("deck", deck);
+  rows.emplace_back("version", version_line());
+  rows.emplace_back("ranks", topo.describe());
+  std::snprintf(buf, sizeof buf, "%s L=%d C=%d H=%d V=%d T=%d", m.family.c_str(), m.n_layer, m.n_embd,
+                m.n_head, m.vocab_size, m.max_seq_len);
+  rows.emplace_back("model", buf);
+  rows.emplace_back("parameters", std::to_string(engine.parameters()));
+  std::snprintf(buf, sizeof buf, "%.3g (training: 3 x forward)", fpt);
+  rows.emplace_back("FLOPs per token", buf);
+  std::snprintf(buf, sizeof buf, "B=%d T=%d A=%d P=%d -> %lld tokens/step", t.batch_size, t.seq_len,
+                t.grad_accum, topo.P, (long long)tokens_per_step);
+  rows.emplace_back("batch", buf);
+  rows.emplace_back("steps", std::to_string(t.steps));
+  const auto& z = cfg.zero;
+  std::string zero = "ZeRO-3, " + z.comm_dtype + " communication";
+  if (z.quantized_weights)
+    zero += ", qwZ " +
+            (z.weight_format == "fp8" ? std::string("fp8 e4m3") : "int" + std::to_string(z.weight_bits)) +
+            " block " + std::to_string(z.weight_block);
+  if (engine.hpz_size() > 1) zero += ", hpZ groups of " + std::to_string(engine.hpz_size());
+  if (z.quantized_gradients)
+    zero += ", qgZ int" + std::to_string(z.intra_node_gradient_bits) + "/int" +
+            std::to_string(z.inter_node_gradient_bits) + " block " + std::to_string(z.gradient_block) +
+            (z.gradient_error_feedback ? " + error feedback" : "");
+  rows.emplace_back("engine", zero);
+  rows.emplace_back("communicator",
+                    std::string(comm.backend()) + " (comm.backend = " + cfg.comm.backend + ")");
+  rows.emplace_back("device", device.describe());
+  rows.emplace_back("memory per rank", memory_summary(memory));
+  rows.emplace_back("recompute", recompute_summary(m, t.batch_size, t.seq_len));
+  rows.emplace_back("BLAS", gemm_backend_name());
+  rows.emplace_back("BLAS kernels", blas_kernels_summary());
+  rows.emplace_back("elementwise kernels", elementwise_kernels_name());
+  rows.emplace_back("oneDNN", onednn_description());
+  rows.emplace_back("batched GEMM", gemm_batched_backend_name());
+  rows.emplace_back("precision",
+                    t.precision == "bf16" ? "bf16 GEMMs on " + gemm_bf16_backend_name() : "fp32");
+  rows.emplace_back("Kokkos", ExecSpace::name());
+  rows.emplace_back("data",
+                    token_file_spec(cfg.data.train) + (cfg.data.shuffle ? " (shuffled)" : " (in order)"));
+  rows.emplace_back("output", cfg.train.out_dir);
+  return rows;
+}
+
+}  // namespace
+
+namespace {
+std::unique_ptr<DataLoader> open_loader(const Config& cfg, const Topology& topo, bool validation) {
+  const auto& t = cfg.train;
+  if (validation)
+    return cfg.data.val.empty() || t.val_batches == 0
+               ? nullptr
+               : std::make_unique<DataLoader>(DataLoader::validation(token_file_spec(cfg.data.val),
+                                                                     t.batch_size, t.seq_len, topo.rank,
+                                                                     topo.P, cfg.model.vocab_size));
+  return std::make_unique<DataLoader>(token_file_spec(cfg.data.train), t.batch_size, t.seq_len, topo.rank,
+                                      topo.P, t.grad_accum, cfg.model.vocab_size, cfg.data.shuffle,
+                                      uint64_t(t.seed));
+}
+}  // namespace
+
+Run::Run(const Config& cfg_, MPI_Comm base, MemoryEstimator estimate)
+    : cfg(cfg_),
+      topo(cfg.zero.ranks_per_node, base),
+      train(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, false); })),
+      val(collectively(topo.world.get(), [&] { return open_loader(cfg, topo, true); })),
+      memory(check_memory(estimate(cfg, topo.P, topo.X), cfg, topo)),
+      device(collectively(topo.world.get(), [&] { return std::make_unique<DeviceRun>(cfg, topo, memory); })),
+      // The engine's buffers are device memory with train.device = "cuda": comm.backend = auto may be nccl.
+      comm(collectively(topo.world.get(),
+                        [&] {
+                          return make_communicator(cfg.comm.backend, topo, cfg.comm.timeout_s,
+                                                   cfg.train.device == "cuda", cfg.comm.device_staging);
+                        })),
+      world(Group::world(topo)),
+      model(make_model<float>(cfg.model, cfg.train.batch_size, cfg.train.seq_len)),
+      engine(cfg, topo, *comm, *model) {
+  model->set_precision(parse_precision(cfg.train.precision));
+  if (cfg.train.threads > 0) {
+    set_gemm_threads(cfg.train.threads);
+    set_kernel_threads(cfg.train.threads);
+  }
+  force_batched_kernel(parse_batched_kernel(cfg.train.batched_gemm));
+  engine.init_weights(uint64_t(cfg.train.seed));
+  if (cfg.comm.fault_stall_rank >= 0) comm->set_stall(cfg.comm.fault_stall_rank, cfg.comm.fault_stall_step);
+  comm->set_links(LinkEmulator(cfg.comm.internode_gbps, cfg.comm.internode_latency_us),
+                  LinkEmulator(cfg.comm.intranode_gbps, cfg.comm.intranode_latency_us));
+}
+
+StepStats train_step(Run& run, int64_t step, double lr) {
+  return run.engine.train_step(step, micro_batches(*run.train, step, run.cfg.train.grad_accum), lr);
+}
+
+namespace {
+
+StepRecord metrics_record(int64_t step, const StepStats& st, double lr, double seconds, double wait_s,
+                          double tokens) {
+  StepRecord r;
+  r.step = step;
+  r.loss = st.loss;
+  r.lr = lr;
+  r.grad_norm = st.grad_norm;
+  r.tokens_per_s = tokens / seconds;
+  r.time_step_s = seconds;
+  double comm = 0;
+  for (int k = 0; k < kNumKinds; ++k) {
+    r.time_collective_s[size_t(k)] = st.bytes.seconds[size_t(k)];
+    comm += st.bytes.seconds[size_t(k)];
+    const auto b = st.bytes.of(Kind(k));
+    r.bytes[size_t(k)] = {b.intra, b.inter};
+  }
+  r.time_wait_s = wait_s;
+  r.time_compute_s = seconds - comm - wait_s;
+  r.comm_hidden_fraction = st.bytes.hidden_fraction();
+  return r;
+}
+
+// The sample printed after training: train.sample_prompt's bytes and
+// train.sample_tokens drawn at temperature 1 with the KV cache, cut to what
+// fits train.seq_len (the prompt's last seq_len bytes, then as many tokens as fit).
+std::string training_sample(Run& run) {
+  const auto& t = run.cfg.train;
+  std::vector<int32_t> toks(t.sample_prompt.begin(), t.sample_prompt.end());
+  for (auto& c : toks) c = int32_t(uint8_t(c));
+  if (toks.empty()) toks.push_back('\n');
+  if (int(toks.size()) > t.seq_len) toks.erase(toks.begin(), toks.end() - t.seq_len);
+  const int n = std::min(t.sample_tokens, t.seq_len + 1 - int(toks.size()));
+  if (n < t.sample_tokens) log0("sample: %d tokens fit train.seq_len = %d after the prompt\n", n, t.seq_len);
+  CoinStream coins(uint64_t(t.seed));
+  const auto more = generate(
+      *run.model, [&](const std::function<void(UnitSource<float>&)>& f) { run.engine.inference_pass(f); },
+      {toks}, n, SamplingRule{}, coins, [](int, int32_t) {});
+  toks.insert(toks.end(), more[0].begin(), more[0].end());
+  return decode_bytes(toks);
+}
+
+}  // namespace
+
+int run_training(const Config& cfg, const std::string& deck_path, const std::string& resume, bool overwrite,
+                 const std::string& init_from) {
+  const auto& t = cfg.train;
+  const double started = MPI_Wtime();
+  StopSignals signals;
+  const RunFolderUse use = !resume.empty() ? RunFolderUse::Resume
+                           : overwrite     ? RunFolderUse::Overwrite
+                                           : RunFolderUse::New;
+  collectively(MPI_COMM_WORLD, [&] {
+    if (world_rank() == 0) check_run_folders(cfg, use);
+  });
+  Run run(cfg);
+  const Topology& topo = run.topo;
+  Engine& engine = run.engine;
+  const DataLoader* val = run.val.get();
+  LogFile log_file;  // rank 0's output also goes to train.log in the run folder
+  log_table("zeropp training",
+            startup_rows(cfg, deck_path, topo, engine, run.memory, *run.comm, *run.device));
+  if (const std::string w = blas_core_warning(); !w.empty()) log0("warning: %s\n", w.c_str());
+  log0("resolved configuration (also in %s/config.toml):\n%s\n", t.out_dir.c_str(), to_toml(cfg).c_str());
+  const ResumePoint from =
+      resume.empty() ? ResumePoint{} : resume_run(topo, engine, run.model->describe(), cfg, resume);
+  if (!init_from.empty()) init_from_checkpoint(topo, engine, run.model->describe(), cfg, init_from);
+  // Only now, with every check passed and the checkpoint loaded, is the folder written.
+  collectively(topo.world.get(), [&] {
+    if (topo.rank == 0) {
+      if (use == RunFolderUse::Overwrite) remove_previous_run(cfg);
+      make_run_dir(t.out_dir);
+      write_text_atomic(t.out_dir, "config.toml", to_toml(cfg));
+      log_file.open(t.out_dir + "/train.log", !resume.empty());
+    }
+  });
+  MetricsOptions mopts;
+  mopts.resume = !from.path.empty();
+  mopts.resume_step = from.step;
+  MetricsWriter metrics(topo.world.get(), t.out_dir,
+                        RunInfo{to_toml(cfg), topo.P, topo.X, topo.Y, version_line(), {}}, mopts);
+
+  const double flops_per_token = 3 * forward_flops_per_token(cfg.model, t.seq_len);
+  const double tokens_per_step = double(t.batch_size) * t.seq_len * t.grad_accum * topo.P;
+  int64_t tokens_seen = from.tokens_seen;
+  std::string last_saved = from.path;  // for the message when the loss turns non-finite
+  CheckpointSaver saver(topo, cfg);
+  const auto save = [&](int64_t step) {
+    return saver.save(engine.checkpoint_shards(true),
+                      SavePoint{step, tokens_seen, run.train->window_start(step, 0)});
+  };
+  if (cfg.checkpoint.at_start && from.step == 0) last_saved = save(0);
+  double steady_s = 0, last_step_s = 0;
+  int64_t steady_n = 0, saved_at = -1;
+  ByteCounters last_bytes;  // of the last step this run took
+  const double loop_started = MPI_Wtime();
+  for (int64_t step = from.step; step < t.steps; ++step) {
+    // Step boundary: commit an asynchronous save every rank has written;
+    // stop (after a checkpoint) on a signal or before the time limit would
+    // be crossed by the next two steps. One all-reduce each.
+    saver.at_step_boundary();
+    if (const char* why = stop_reason(*run.comm, run.world, started, last_step_s, t.max_runtime)) {
+      save(step);
+      saver.finish();
+      log0("stopping at step %lld (%s); resume with --resume auto\n", (long long)step, why);
+      return kExitStopped;
+    }
+    const double lr = learning_rate(cfg.optim, step, t.steps);
+    const double t0 = MPI_Wtime();
+    const StepStats st = train_step(run, step, lr);
+    const double t1 = MPI_Wtime();
+    ZCHECK_MPI(MPI_Barrier(topo.world.get()));  // the step ends when the slowest rank is done
+    const double dt = MPI_Wtime() - t0;
+    last_step_s = dt;
+    last_bytes = st.bytes;
+    tokens_seen += int64_t(tokens_per_step);
+    if (step > from.step) {  // the first step pays for warm-up: keep it out of averages
+      steady_s += dt;
+      ++steady_n;
+    }
+    // Steps count from 1 in metrics.h5, the log and checkpoint names alike.
+    metrics.append(metrics_record(step + 1, st, lr, dt, dt - (t1 - t0), tokens_per_step));
+    if ((step + 1) % cfg.log.every == 0 || step + 1 == t.steps) {
+      const StepLine line{step + 1,
+                          t.steps,
+                          st.loss,
+                          lr,
+                          st.grad_norm,
+                          dt * 1e3,
+                          tokens_per_step / dt,
+                          flops_per_token * tokens_per_step / dt * 1e-9,
+                          st.inter_node_bytes_all * 1e-6,
+                          st.bytes.hidden_fraction(),
+                          MPI_Wtime() - started,
+                          eta_seconds(MPI_Wtime() - loop_started, step + 1 - from.step, t.steps - step - 1)};
+      log0("%s\n", format_step(line).c_str());
+    }
+    // loss and norm are all-reduced: every rank takes this branch together.
+    // The weights just took a non-finite step: nothing more is saved.
+    if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm)) {
+      saver.finish();  // the save in flight holds the weights before this step
+      metrics.flush();
+      if (topo.rank == 0) print_error(non_finite_message(step + 1, st.loss, st.grad_norm, last_saved));
+      return kExitNonFinite;
+    }
+    if (val && t.val_every > 0 && (step + 1) % t.val_every == 0 && step + 1 < t.steps) {
+      const double loss = engine.eval_loss(validation_batches(*val, t.val_batches));
+      metrics.append_validation(step + 1, loss);
+      log0("val step %lld | loss %.4f\n", (long long)(step + 1), loss);
+    }
+    if (cfg.checkpoint.every > 0 && (step + 1) % cfg.checkpoint.every == 0) {
+      last_saved = save(step + 1);
+      saved_at = step + 1;
+    }
+  }
+  metrics.flush();
+  if (cfg.checkpoint.at_end && saved_at != t.steps && from.step < t.steps) save(t.steps);
+  saver.finish();
+  if (const std::string s = saver.summary(); !s.empty()) log0("%s\n", s.c_str());
+  if (val) {
+    const double loss = engine.eval_loss(validation_batches(*val, t.val_batches));
+    if (from.step < t.steps) {  // else metrics.h5 holds it from the run that got there
+      metrics.append_validation(t.steps, loss);
+      metrics.flush();
+    }
+    log0("val final | step %lld | loss %.4f\n", (long long)t.steps, loss);
+  }
+  if (from.step < t.steps)  // the same on every rank: all enter the reduction
+    log0("%s\n", step_bytes_line(t.steps, last_bytes, topo.world.get()).c_str());
+  if (steady_n > 0)
+    log0("steady state: %.1f ms/step | %.0f tok/s | %.1f GFLOP/s (mean of %lld steps after the first)\n",
+         steady_s / double(steady_n) * 1e3, tokens_per_step * double(steady_n) / steady_s,
+         flops_per_token * tokens_per_step * double(steady_n) / steady_s * 1e-9, (long long)steady_n);
+  if (t.sample_tokens > 0) log0("sample:\n%s\n", training_sample(run).c_str());
+  return kExitOk;
+}
+
+}  // namespace zeropp
