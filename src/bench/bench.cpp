@@ -168,13 +168,14 @@ struct RecomputeRow {
 std::vector<RecomputeRow> time_recompute(const Config& cfg, int steps, const StepTiming& deck) {
   std::vector<RecomputeRow> rows;
   std::string ranks, device;
-  for (const char* p : kRecomputePolicies) {
+  for (const auto& p : deck_names(Recompute{})) {
     Config c = cfg;
-    c.model.recompute = p;
+    c.model.recompute = p.value;
     c.train.precision = "fp32";
-    const double ms = cfg.model.recompute == p ? deck.step_ms : time_steps(c, steps, ranks, device).step_ms;
+    const double ms =
+        cfg.model.recompute == p.value ? deck.step_ms : time_steps(c, steps, ranks, device).step_ms;
     rows.push_back(
-        {p, human_bytes(double(activation_bytes(c.model, c.train.batch_size, c.train.seq_len))), ms});
+        {p.name, human_bytes(double(activation_bytes(c.model, c.train.batch_size, c.train.seq_len))), ms});
   }
   return rows;
 }
@@ -197,9 +198,9 @@ int run_bench_step(const Config& cfg, int steps) {
   }
   const std::vector<RecomputeRow> policies = time_recompute(cfg, steps, r[0]);
   // The bf16 GEMM rate of each kernel this CPU has (the step ran the chosen one; not on the GPU).
-  std::string by_kernel = cfg.train.device == "host" ? "" : "not timed (the steps ran on the GPU)";
+  std::string by_kernel = cfg.train.device == Device::Host ? "" : "not timed (the steps ran on the GPU)";
   std::optional<GemmMix> bf16;
-  if (cfg.train.device == "host")
+  if (cfg.train.device == Device::Host)
     bf16.emplace(model_gemm_shapes(cfg.model, cfg.train.batch_size * cfg.train.seq_len), Precision::BF16);
   for (Bf16Kernel k : {Bf16Kernel::RoundedBlas, Bf16Kernel::OneDnn}) {
     if (!bf16) break;

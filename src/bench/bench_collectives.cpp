@@ -76,7 +76,7 @@ int run_bench_collectives(const Config& cfg, int steps, const std::vector<double
         c.zero.hpz_partition_size = v.hpz ? 0 : 1;
         c.zero.quantized_gradients = v.qgz;
         if (v.fp8) {
-          c.zero.weight_format = "fp8";
+          c.zero.weight_format = WeightFormat::FP8;
           c.zero.weight_bits = 8;
         }
         c.comm.internode_gbps = g;

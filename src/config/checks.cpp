@@ -62,7 +62,11 @@ KeyCheck one_of(std::initializer_list<int64_t> values) {
 }
 
 KeyCheck one_of(std::initializer_list<const char*> values) {
-  std::vector<std::string> allowed(values.begin(), values.end()), shown;
+  return one_of(std::vector<std::string>(values.begin(), values.end()));
+}
+
+KeyCheck one_of(const std::vector<std::string>& allowed) {
+  std::vector<std::string> shown;
   for (const auto& a : allowed) shown.push_back(toml_text(a));
   return {either(shown), [allowed](const KeyValue& v) {
             for (const auto& a : allowed)

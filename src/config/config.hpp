@@ -9,24 +9,64 @@
 // the key and value.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace zeropp {
 
+// Keys that choose one of a few settings hold an enum. Each value's deck
+// spelling is written once, in deck_names() below; the key table derives the
+// key's check and --help from it, and deck_name() gives it back for messages.
+enum class Recompute { None, Layer };
+enum class Device { Host, Cuda };
+enum class CommDType { BF16, FP32 };
+enum class WeightFormat { Int, FP8 };
+
+template <class E>
+struct DeckName {
+  E value;
+  const char* name;
+};
+constexpr std::array<DeckName<Recompute>, 2> deck_names(Recompute) {
+  return {{{Recompute::None, "none"}, {Recompute::Layer, "layer"}}};
+}
+constexpr std::array<DeckName<Device>, 2> deck_names(Device) {
+  return {{{Device::Host, "host"}, {Device::Cuda, "cuda"}}};
+}
+constexpr std::array<DeckName<CommDType>, 2> deck_names(CommDType) {
+  return {{{CommDType::BF16, "bf16"}, {CommDType::FP32, "fp32"}}};
+}
+constexpr std::array<DeckName<WeightFormat>, 2> deck_names(WeightFormat) {
+  return {{{WeightFormat::Int, "int"}, {WeightFormat::FP8, "fp8"}}};
+}
+
+// "bf16" for CommDType::BF16.
+template <class E>
+const char* deck_name(E e) {
+  for (const auto& n : deck_names(E{}))
+    if (n.value == e) return n.name;
+  return "?";
+}
+// CommDType::BF16 for "bf16"; nullopt for a spelling the deck does not know.
+template <class E>
+std::optional<E> deck_value(const std::string& name) {
+  for (const auto& n : deck_names(E{}))
+    if (name == n.name) return n.value;
+  return std::nullopt;
+}
+
 struct ModelConfig {
-  int vocab_size = 256;         // V
-  int max_seq_len = 256;        // rows of the position table
-  int n_layer = 4;              // L
-  int n_head = 4;               // H
-  int n_embd = 256;             // C
-  std::string family = "gpt2";  // gpt2 | llama (src/models/)
-  int ffn_hidden = 0;           // llama: SwiGLU hidden size (0: 4·n_embd)
-  // Activation recomputation: none (keep every block's activations for the
-  // backward) or layer (keep each block's input; rerun its forward just
-  // before its backward, with the weights the backward holds).
-  std::string recompute = "none";
+  int vocab_size = 256;                   // V
+  int max_seq_len = 256;                  // rows of the position table
+  int n_layer = 4;                        // L
+  int n_head = 4;                         // H
+  int n_embd = 256;                       // C
+  std::string family = "gpt2";            // gpt2 | llama (src/models/)
+  int ffn_hidden = 0;                     // llama: SwiGLU hidden size (0: 4·n_embd)
+  Recompute recompute = Recompute::None;  // activation recomputation
 };
 
 struct TrainConfig {
@@ -48,8 +88,7 @@ struct TrainConfig {
   int threads = 0;
   // Kernel of the attention's batched GEMMs: auto, blas, onednn (kernels/gemm_batched.hpp).
   std::string batched_gemm = "auto";
-  // Where the step computes: host (the CPU) or cuda (this rank's GPU; src/run/device_run.hpp).
-  std::string device = "host";
+  Device device = Device::Host;  // where the step computes (src/run/device_run.hpp)
   // cuBLAS may run fp32 GEMMs on TF32 tensor cores (train.device = "cuda" only).
   bool tf32 = false;
 };
@@ -77,13 +116,13 @@ struct LogConfig {
 };
 
 struct ZeroConfig {
-  int ranks_per_node = 0;           // 0: detect nodes; X > 0: emulate nodes of X ranks
-  std::string comm_dtype = "bf16";  // dtype of gathered weights and reduced gradients: bf16 or fp32
+  int ranks_per_node = 0;                  // 0: detect nodes; X > 0: emulate nodes of X ranks
+  CommDType comm_dtype = CommDType::BF16;  // dtype of gathered weights and reduced gradients
   // ZeRO++ (docs in README.md); each independent, all on = ZeRO++.
-  bool quantized_weights = false;     // qwZ: blockwise-quantized weight all-gathers
-  std::string weight_format = "int";  // int (weight_bits wide) or fp8 (e4m3, 8 bits)
-  int weight_bits = 8;                // 8 or 4
-  int weight_block = 256;             // elements per fp32 scale (a power of two)
+  bool quantized_weights = false;                  // qwZ: blockwise-quantized weight all-gathers
+  WeightFormat weight_format = WeightFormat::Int;  // qwZ's element
+  int weight_bits = 8;                             // 8 or 4
+  int weight_block = 256;                          // elements per fp32 scale (a power of two)
   // qwZ in the backward's gathers too (false: in comm_dtype, other weights than the forward's)
   bool quantized_weights_backward = true;
   int hpz_partition_size = 1;            // hpZ: 1 off, 0 the node (X), alpha: groups of alpha ranks

@@ -54,6 +54,7 @@ KeyCheck finite();                                      // not nan or inf
 KeyCheck power_of_two();                                // 2, 4, 8, ...
 KeyCheck one_of(std::initializer_list<int64_t> v);      // 8 or 4
 KeyCheck one_of(std::initializer_list<const char*> v);  // "bf16" or "fp32"
+KeyCheck one_of(const std::vector<std::string>& v);     // the same, for a list built at run time
 KeyCheck not_empty();                                   // a string or list with something in it
 KeyCheck no_commas();  // list entries without ',' (the flag form splits there)
 

@@ -111,7 +111,11 @@ void store(Config& c, const Key& k, const KeyValue& v, const std::string& where)
     if (i < INT_MIN || i > INT_MAX)
       throw Error(where + ": key '" + k.full_name() + "' value " + std::to_string(i) + " is out of range");
   }
-  k.set(c, v);
+  try {
+    k.set(c, v);
+  } catch (const Error& e) {  // an enum key's unknown spelling
+    throw Error(where + ": " + e.what());
+  }
 }
 
 }  // namespace zeropp

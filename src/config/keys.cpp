@@ -7,10 +7,10 @@
 // its default) to the struct in src/config/config.hpp:
 //   model.add("n_layer", &ModelConfig::n_layer, "L: transformer blocks", {positive()});
 // The field's C++ type sets the key's type: int, int64_t, double, bool,
-// std::string, or std::vector<std::string> (a list: a TOML array of strings, or
-// one string; on the command line comma-separated). Checks (src/config/key.hpp)
-// say what values are allowed, e.g. an enum as a string with its choices:
-//   comm.add("backend", &CommConfig::backend, "...", {one_of({"auto", "mpi", "nccl"})});
+// std::string, std::vector<std::string> (a list: a TOML array of strings, or
+// one string; on the command line comma-separated), or an enum with its
+// deck_names() (src/config/config.hpp): a string in the deck, its choices the
+// key's check. Checks (src/config/key.hpp) say what other values are allowed:
 //   zero.add("inter_node_gradient_bits", &ZeroConfig::inter_node_gradient_bits, "...", {one_of({4, 8})});
 // Test-only keys (fault injection) use test_only(): accepted, never shown.
 // After adding a key run scripts/readme-keys (README.md's table); the config
@@ -19,7 +19,9 @@
 // Rules between keys (heads dividing n_embd, ...) are in src/config/validate.cpp.
 #include <type_traits>
 
+#include "src/base/errors.hpp"
 #include "src/config/key.hpp"
+#include "src/config/key_value.hpp"
 
 namespace zeropp {
 
@@ -67,6 +69,13 @@ struct Section {
   template <class T>
   void add(const char* key, T S::*field, const char* help, std::vector<KeyCheck> checks = {},
            bool hidden = false) {
+    if constexpr (std::is_enum_v<T>)
+      add_enum(key, field, help, std::move(checks), hidden);
+    else
+      add_plain(key, field, help, std::move(checks), hidden);
+  }
+  template <class T>
+  void add_plain(const char* key, T S::*field, const char* help, std::vector<KeyCheck> checks, bool hidden) {
     static_assert(std::is_same_v<T, int> || std::is_same_v<T, int64_t> || std::is_same_v<T, double> ||
                       std::is_same_v<T, bool> || std::is_same_v<T, std::string> ||
                       std::is_same_v<T, std::vector<std::string>>,
@@ -75,6 +84,23 @@ struct Section {
     table.push_back(Key{name, key, type_of<T>(), help, std::move(checks), hidden,
                         [s, field](const Config& c) { return to_value(c.*s.*field); },
                         [s, field](Config& c, const KeyValue& v) { c.*s.*field = from_value<T>(v); }});
+  }
+  // An enum: its deck spellings are the key's first check, enforced as the
+  // value is stored, since a field of enum type cannot hold another.
+  template <class E>
+  void add_enum(const char* key, E S::*field, const char* help, std::vector<KeyCheck> checks, bool hidden) {
+    std::vector<std::string> names;
+    for (const auto& n : deck_names(E{})) names.push_back(n.name);
+    checks.insert(checks.begin(), one_of(names));
+    const auto s = sec;
+    const std::string full = std::string(name) + "." + key, rule = checks.front().rule;
+    table.push_back(Key{name, key, KeyType::String, help, std::move(checks), hidden,
+                        [s, field](const Config& c) { return KeyValue(std::string(deck_name(c.*s.*field))); },
+                        [s, field, full, rule](Config& c, const KeyValue& v) {
+                          const std::optional<E> e = deck_value<E>(std::get<std::string>(v));
+                          if (!e) throw Error(full + " = " + toml_text(v) + ": must be " + rule);
+                          c.*s.*field = *e;
+                        }});
   }
   template <class T>
   void test_only(const char* key, T S::*field, const char* help) {
@@ -99,8 +125,7 @@ std::vector<Key> build_table() {
   model.add("recompute", &ModelConfig::recompute,
             "activation recomputation: none (keep every block's activations), or layer (keep each block's "
             "input, rerun the block's forward just before its backward: bitwise the same gradients, about "
-            "a fifth more compute, no extra communication)",
-            {one_of({"none", "layer"})});
+            "a fifth more compute, no extra communication)");
 
   Section<TrainConfig> train{t, "train", &Config::train};
   train.add("batch_size", &TrainConfig::batch_size, "B: sequences per micro-batch per rank", {positive()});
@@ -140,8 +165,7 @@ std::vector<Key> build_table() {
             "where the step computes: host (the CPU), or cuda (one GPU per rank, chosen by the rank's index "
             "among the processes on its machine, also with emulated nodes; weights, activations, gradients "
             "and optimizer states in device memory; a CUDA build; "
-            "comm.backend nccl, or mpi with comm.device_staging = true). zeropp train only",
-            {one_of({"host", "cuda"})});
+            "comm.backend nccl, or mpi with comm.device_staging = true). zeropp train only");
   train.add("tf32", &TrainConfig::tf32,
             "fp32 GEMMs on TF32 tensor cores (10-bit mantissa inputs, fp32 accumulation); cuBLAS only, so "
             "train.device = \"cuda\"");
@@ -171,15 +195,13 @@ std::vector<Key> build_table() {
   zero.add("ranks_per_node", &ZeroConfig::ranks_per_node,
            "0: detect nodes (MPI_COMM_TYPE_SHARED); X: emulate nodes of X ranks (rank = node*X + local)",
            {non_negative()});
-  zero.add("comm_dtype", &ZeroConfig::comm_dtype, "dtype of gathered weights and reduced gradients",
-           {one_of({"bf16", "fp32"})});
+  zero.add("comm_dtype", &ZeroConfig::comm_dtype, "dtype of gathered weights and reduced gradients");
   zero.add("quantized_weights", &ZeroConfig::quantized_weights,
            "qwZ: the weight all-gathers send each slice blockwise-quantized");
   zero.add(
       "weight_format", &ZeroConfig::weight_format,
       "qwZ element: int (symmetric integers of weight_bits) or fp8 (e4m3, 8 bits, the error relative per "
-      "element)",
-      {one_of({"int", "fp8"})});
+      "element)");
   zero.add("weight_bits", &ZeroConfig::weight_bits, "qwZ width", {one_of({8, 4})});
   zero.add("weight_block", &ZeroConfig::weight_block, "qwZ elements per fp32 scale", {power_of_two()});
   zero.add("quantized_weights_backward", &ZeroConfig::quantized_weights_backward,

@@ -35,7 +35,7 @@ const Rule kRules[] = {
     {"optim.min_lr", [](const Config& c) { return c.optim.min_lr <= c.optim.lr; },
      [](const Config& c) { return "must not exceed optim.lr = " + toml_text(c.optim.lr); }},
     {"zero.weight_format",
-     [](const Config& c) { return c.zero.weight_format != "fp8" || c.zero.weight_bits == 8; },
+     [](const Config& c) { return c.zero.weight_format != WeightFormat::FP8 || c.zero.weight_bits == 8; },
      [](const Config& c) {
        return "needs zero.weight_bits = 8 (an e4m3 element is one byte), not " +
               std::to_string(c.zero.weight_bits);
@@ -46,7 +46,7 @@ const Rule kRules[] = {
     // Required, not implied: the copies through host memory cost time, so the deck says so.
     {"comm.device_staging",
      [](const Config& c) {
-       return c.train.device != "cuda" || c.comm.backend != "mpi" || c.comm.device_staging;
+       return c.train.device != Device::Cuda || c.comm.backend != "mpi" || c.comm.device_staging;
      },
      [](const Config&) {
        return std::string(
@@ -56,14 +56,15 @@ const Rule kRules[] = {
     // The recompute runs on the backward's weights: they must be the forward's.
     {"model.recompute",
      [](const Config& c) {
-       return c.model.recompute == "none" || !c.zero.quantized_weights || c.zero.quantized_weights_backward;
+       return c.model.recompute == Recompute::None || !c.zero.quantized_weights ||
+              c.zero.quantized_weights_backward;
      },
      [](const Config&) {
        return std::string(
            "needs the backward to gather the forward's weights: with zero.quantized_weights, keep "
            "zero.quantized_weights_backward = true");
      }},
-    {"train.tf32", [](const Config& c) { return !c.train.tf32 || c.train.device == "cuda"; },
+    {"train.tf32", [](const Config& c) { return !c.train.tf32 || c.train.device == Device::Cuda; },
      [](const Config&) { return std::string("applies to cuBLAS only: needs train.device = \"cuda\""); }},
     // Refused, never replaced: a deck asking for oneDNN's kernels gets them or stops.
     {"train.precision", [](const Config& c) { return c.train.precision != "bf16" || onednn_in_build(); },

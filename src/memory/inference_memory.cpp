@@ -11,9 +11,8 @@ namespace zeropp {
 
 int64_t inference_weights_bytes(const ZeroConfig& z, const ModelConfig& m, int P, int X) {
   const InferenceRoute route = parse_inference_weights(z.inference_weights);
-  const int requested = z.hpz_partition_size <= 1 ? X : z.hpz_partition_size;  // 1: the node, as there
-  const int alpha = route.group && P % requested == 0 ? requested : 1;
-  const int64_t wire_bytes = z.comm_dtype == "bf16" ? 2 : 4, align = unit_align(z);
+  const int alpha = route.group ? inference_group_size(z, P, X) : 1;
+  const int64_t wire_bytes = bytes_of(wire_dtype(z), 1), align = unit_align(z);
   const QuantScheme q{route.bits == 0 ? 8 : route.bits, z.weight_block, ScaleDType::F32};
   int64_t copy = 0, full = 0, wire = 0, send = 0, stage = 0;
   for (const UnitSpec& u : describe_model(m).layout.units) {

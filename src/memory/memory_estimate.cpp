@@ -14,15 +14,14 @@ int64_t activation_bytes(const ModelConfig& m, int B, int T) {
   return model_activation_bytes(m, B, T) + 8 * int64_t(B) * T;  // + the engine's int32 inputs and targets
 }
 
-const char* const kRecomputePolicies[2] = {"none", "layer"};
-
 std::string recompute_summary(const ModelConfig& m, int B, int T) {
-  std::string s = m.recompute + ": activations " + human_bytes(double(activation_bytes(m, B, T))) + " (";
-  for (const char* p : kRecomputePolicies) {
-    if (m.recompute == p) continue;
+  std::string s = std::string(deck_name(m.recompute)) + ": activations " +
+                  human_bytes(double(activation_bytes(m, B, T))) + " (";
+  for (const auto& p : deck_names(Recompute{})) {
+    if (m.recompute == p.value) continue;
     ModelConfig other = m;
-    other.recompute = p;
-    s += std::string(p) + " " + human_bytes(double(activation_bytes(other, B, T)));
+    other.recompute = p.value;
+    s += std::string(p.name) + " " + human_bytes(double(activation_bytes(other, B, T)));
   }
   return s + ")";
 }
@@ -34,9 +33,8 @@ MemoryEstimate estimate(const Config& cfg, int P, int X, bool frozen) {
   const ModelDescription desc = describe_model(cfg.model);
   const ParamLayout& layout = desc.layout;
   const int64_t align = unit_align(z);
-  const int64_t wire_bytes = z.comm_dtype == "bf16" ? 2 : 4;
-  const int requested = z.hpz_partition_size == 0 ? X : z.hpz_partition_size;
-  const int alpha = requested >= 1 && requested <= P && P % requested == 0 ? requested : 1;
+  const int64_t wire_bytes = bytes_of(wire_dtype(z), 1);
+  const int alpha = hpz_group_size(z, P, X);
   MemoryEstimate e;
   MemoryReport& r = e.states;
   int64_t max_padded = 0, max_block = 0, shared = 0;

@@ -36,9 +36,8 @@ struct MemoryEstimate {
 // input and target token buffers.
 int64_t activation_bytes(const ModelConfig& m, int B, int T);
 
-// model.recompute's policies, and "layer: activations 1.20 MiB (none 4.80
-// MiB)" for the start-up table: the deck's policy and what each costs at B×T.
-extern const char* const kRecomputePolicies[2];
+// "layer: activations 1.20 MiB (none 4.80 MiB)" for the start-up table: the
+// deck's model.recompute policy and what each other one costs at B×T.
 std::string recompute_summary(const ModelConfig& m, int B, int T);
 
 // Per-rank memory of training `cfg` on P ranks in nodes of X. An hpZ group

@@ -6,7 +6,7 @@ namespace zeropp {
 
 MemorySplit split_memory(const MemoryEstimate& e, const Config& cfg) {
   MemorySplit s;
-  if (cfg.train.device != "cuda") {
+  if (cfg.train.device != Device::Cuda) {
     s.host = e.total();
     return s;
   }

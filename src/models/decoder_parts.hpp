@@ -30,7 +30,7 @@ void zero(const Vec<T>& v) {
 // model.recompute = layer keeps one set of a block's activations (slot 0)
 // that each block's backward refills by rerunning the block's forward;
 // otherwise every layer l keeps its own (slot l).
-inline bool recomputes(const ModelConfig& m) { return m.recompute == "layer"; }
+inline bool recomputes(const ModelConfig& m) { return m.recompute == Recompute::Layer; }
 inline int activation_slots(const ModelConfig& m) { return recomputes(m) ? 1 : m.n_layer; }
 inline int activation_slot(const ModelConfig& m, int l) { return recomputes(m) ? 0 : l; }
 

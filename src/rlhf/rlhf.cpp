@@ -101,7 +101,8 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
                 m.n_head, m.vocab_size, m.max_seq_len);
   rows.emplace_back("model", buf);
   rows.emplace_back("parameters", std::to_string(run.engine.parameters()));
-  rows.emplace_back("actor", "ZeRO-3 engine, AdamW at rlhf.lr, " + cfg.zero.comm_dtype + " gathers" +
+  rows.emplace_back("actor", "ZeRO-3 engine, AdamW at rlhf.lr, " +
+                                 std::string(deck_name(cfg.zero.comm_dtype)) + " gathers" +
                                  (cfg.zero.quantized_weights ? ", qwZ" : ""));
   rows.emplace_back("reference", "frozen copy of the start, sharded, int8 (qwZ) gathers");
   rows.emplace_back("start", r.init_from.empty() ? "train.seed's initialisation" : r.init_from);

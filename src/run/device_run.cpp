@@ -31,7 +31,7 @@ std::optional<std::string> device_memory_refusal(int64_t need, int ranks, int64_
 }
 
 void require_host(const Config& cfg, const std::string& command) {
-  if (cfg.train.device != "host")
+  if (cfg.train.device != Device::Host)
     throw Error(kWhat + "zeropp " + command +
                 " runs on the host only (only zeropp train runs on the GPU); set train.device = \"host\"");
 }
@@ -54,7 +54,7 @@ struct DeviceRun::Gpu {
 };
 
 DeviceRun::DeviceRun(const Config& cfg, const Topology& topo, const MemoryCheck& memory) {
-  if (cfg.train.device != "cuda") return;
+  if (cfg.train.device != Device::Cuda) return;
   // Several ranks per GPU only where MPI stages the buffers; NCCL needs one GPU each.
   const bool shared = cfg.comm.device_staging;
   std::string why;
@@ -97,7 +97,7 @@ std::string DeviceRun::describe() const {
 struct DeviceRun::Gpu {};
 
 DeviceRun::DeviceRun(const Config& cfg, const Topology&, const MemoryCheck&) {
-  if (cfg.train.device == "cuda")
+  if (cfg.train.device == Device::Cuda)
     throw Error(kWhat + "this build has no CUDA (configure with -DZEROPP_ENABLE_CUDA=ON)");
 }
 

@@ -28,7 +28,7 @@ Config saved_config(const std::string& path, const std::vector<std::string>& ove
   const CheckpointMeta saved = read_checkpoint(MPI_COMM_WORLD, path, {});
   Config c = parse_config_text(saved.deck_toml, path + " (saved deck)");
   // Where the checkpoint was trained does not carry over: generate and eval compute on the host.
-  c.train.device = "host";
+  c.train.device = Device::Host;
   c.train.tf32 = false;
   collectively(MPI_COMM_WORLD, [&] {
     apply_overrides(c, overrides);

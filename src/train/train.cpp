@@ -60,10 +60,11 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   rows.emplace_back("batch", buf);
   rows.emplace_back("steps", std::to_string(t.steps));
   const auto& z = cfg.zero;
-  std::string zero = "ZeRO-3, " + z.comm_dtype + " communication";
+  std::string zero = "ZeRO-3, " + std::string(deck_name(z.comm_dtype)) + " communication";
   if (z.quantized_weights)
     zero += ", qwZ " +
-            (z.weight_format == "fp8" ? std::string("fp8 e4m3") : "int" + std::to_string(z.weight_bits)) +
+            (z.weight_format == WeightFormat::FP8 ? std::string("fp8 e4m3")
+                                                  : "int" + std::to_string(z.weight_bits)) +
             " block " + std::to_string(z.weight_block);
   if (engine.hpz_size() > 1) zero += ", hpZ groups of " + std::to_string(engine.hpz_size());
   if (z.quantized_gradients)
@@ -118,7 +119,7 @@ Run::Run(const Config& cfg_, MPI_Comm base, MemoryEstimator estimate)
       comm(collectively(topo.world.get(),
                         [&] {
                           return make_communicator(cfg.comm.backend, topo, cfg.comm.timeout_s,
-                                                   cfg.train.device == "cuda", cfg.comm.device_staging);
+                                                   cfg.train.device == Device::Cuda, cfg.comm.device_staging);
                         })),
       world(Group::world(topo)),
       model(make_model<float>(cfg.model, cfg.train.batch_size, cfg.train.seq_len)),

@@ -10,25 +10,12 @@
 
 namespace zeropp {
 
-namespace {
-
-// Every ZeRO++ setting checked against the layout: refused with a reason.
-int resolve_hpz(const ZeroConfig& z, const Topology& topo) {
-  const int a = z.hpz_partition_size == 0 ? topo.X : z.hpz_partition_size;
-  if (a < 1 || a > topo.P || topo.P % a != 0)
-    throw Error("zero.hpz_partition_size = " + std::to_string(z.hpz_partition_size) + ": a group of " +
-                std::to_string(a) + " ranks does not divide P = " + std::to_string(topo.P));
-  return a;
-}
-
-}  // namespace
-
 Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Model<float>& model, bool frozen)
     : cfg_(cfg), model_(model), impl_(std::make_unique<Impl>(topo, comm, cfg.zero)) {
   auto& I = *impl_;
   const ZeroConfig& z = cfg.zero;
   I.frozen = frozen;
-  I.alpha = resolve_hpz(z, topo);
+  I.alpha = hpz_group_size(z, topo.P, topo.X);
   if (I.alpha > 1) I.hpz = std::make_unique<Group>(topo, topo.rank / I.alpha, topo.rank % I.alpha, "hpz");
   I.align = unit_align(z);
   const ModelDescription& desc = model.describe();

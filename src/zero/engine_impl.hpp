@@ -102,11 +102,7 @@ struct Engine::Impl {
   std::vector<double> unit_norm2;                // per unit: squared norm of this rank's gradient shard
 
   Impl(const Topology& t, Communicator& c, const ZeroConfig& zc)
-      : topo(t),
-        comm(c),
-        z(zc),
-        world(Group::world(t)),
-        wire(zc.comm_dtype == "bf16" ? DType::BF16 : DType::F32) {}
+      : topo(t), comm(c), z(zc), world(Group::world(t)), wire(wire_dtype(zc)) {}
 
   int64_t wire_size(int64_t n) const { return bytes_of(wire, n); }
   int64_t quant_chunk(int64_t slice) const {  // qwZ: one rank's [payload | scales], aligned

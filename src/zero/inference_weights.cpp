@@ -4,6 +4,7 @@
 
 #include "kernels/convert.hpp"
 #include "src/base/errors.hpp"
+#include "src/zero/zero_layout.hpp"
 
 namespace zeropp {
 
@@ -17,15 +18,6 @@ InferenceRoute parse_inference_weights(const std::string& value) {
   if (value == "hpz+int4") return {true, 4};
   throw Error("zero.inference_weights = '" + value +
               "': expected zero3, full, hpz, int8, int4, hpz+int8 or hpz+int4");
-}
-
-int inference_group_size(const ZeroConfig& z, const Topology& topo) {
-  // 1 switches hpZ off in training; asking for it here means the node
-  const int a = z.hpz_partition_size <= 1 ? topo.X : z.hpz_partition_size;
-  if (topo.P % a != 0)
-    throw Error("zero.hpz_partition_size = " + std::to_string(z.hpz_partition_size) + ": a group of " +
-                std::to_string(a) + " ranks does not divide P = " + std::to_string(topo.P));
-  return a;
 }
 
 namespace {
@@ -44,13 +36,13 @@ InferenceWeights::InferenceWeights(const ZeroConfig& z, const Topology& topo, Co
       comm_(comm),
       route_(parse_inference_weights(z.inference_weights)),
       name_(z.inference_weights),
-      wire_(z.comm_dtype == "bf16" ? DType::BF16 : DType::F32),
+      wire_(wire_dtype(z)),
       q_{route_.bits == 0 ? 8 : route_.bits, z.weight_block, ScaleDType::F32},
       world_(Group::world(topo)),
       units_(std::move(units)),
       schedule_(std::move(schedule)) {
   if (route_.group) {
-    alpha_ = inference_group_size(z, topo);
+    alpha_ = inference_group_size(z, topo.P, topo.X);
     group_ = std::make_unique<Group>(topo, topo.rank / alpha_, topo.rank % alpha_, "inference hpz");
   }
   const int P = topo.P;

@@ -50,9 +50,6 @@ struct InferenceRoute {
 };
 InferenceRoute parse_inference_weights(const std::string& value);  // Error naming the key otherwise
 
-// The group size hpz routes use on this layout (an Error when it does not divide P).
-int inference_group_size(const ZeroConfig& z, const Topology& topo);
-
 // One unit as the engine shards it: this rank's slice of the padded unit.
 struct ShardedUnit {
   std::string name;

@@ -7,12 +7,17 @@
 // the gradient quantization: a checkpoint's buffers are only reused by a run
 // whose error_feedback_layout() is the same string (checkpointing.cpp), else
 // error feedback restarts from zero.
+//
+// The settings derived from the deck (hpZ's group, the wire dtype) are
+// resolved here once, for the engine, the inference weights and the memory
+// estimates alike.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <string>
 
+#include "src/comm/communicator.hpp"
 #include "src/config/config.hpp"
 #include "src/zero/quant_scheme.hpp"
 
@@ -24,10 +29,26 @@ inline int64_t unit_align(const ZeroConfig& z) {
                            z.quantized_gradients ? z.gradient_block : 1);
 }
 
+// The dtype of gathered weights and of reduced gradients (zero.comm_dtype).
+inline DType wire_dtype(const ZeroConfig& z) {
+  return z.comm_dtype == CommDType::BF16 ? DType::BF16 : DType::F32;
+}
+
+// hpZ's group in training, on P ranks with X per node: zero.hpz_partition_size
+// consecutive ranks each keep a secondary copy of the weights, 0 meaning the
+// node; 1 is no group (hpZ off). A size that does not divide P is refused
+// with an Error naming the key.
+int hpz_group_size(const ZeroConfig& z, int P, int X);
+
+// The group an inference route with hpZ ("hpz", "hpz+int8", ...) gathers
+// within: the training group, or the node where training's hpZ is off, since
+// such a route asks for a group. Refused as hpz_group_size refuses.
+int inference_group_size(const ZeroConfig& z, int P, int X);
+
 // qwZ's format, and qgZ's formats inside and across nodes.
 inline QuantScheme weight_scheme(const ZeroConfig& z) {
   return {z.weight_bits, z.weight_block, ScaleDType::F32,
-          z.weight_format == "fp8" ? QuantElement::E4M3 : QuantElement::Int};
+          z.weight_format == WeightFormat::FP8 ? QuantElement::E4M3 : QuantElement::Int};
 }
 inline QuantScheme intra_gradient_scheme(const ZeroConfig& z) {
   return {z.intra_node_gradient_bits, z.gradient_block, ScaleDType::F32};

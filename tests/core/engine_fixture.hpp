@@ -63,7 +63,7 @@ inline Config tiny(int A, const std::string& dtype) {
   c.data.train = {corpus()};
   c.data.val = {};
   c.data.shuffle = false;
-  c.zero.comm_dtype = dtype;
+  c.zero.comm_dtype = deck_value<CommDType>(dtype).value();
   return c;
 }
 

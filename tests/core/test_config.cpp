@@ -92,6 +92,13 @@ TEST_CASE("bad decks and flags give one line naming the file, key and value", "[
   CHECK_THAT(error_of(ok, {"--train.batch_size=0"}), Catch::Contains("train.batch_size = 0"));
   CHECK_THAT(error_of(ok, {"--optim.lr=-1e-3"}), Catch::Contains("optim.lr = -0.001"));
   CHECK_THAT(error_of(ok, {"--zero.comm_dtype=fp16"}), Catch::Contains("zero.comm_dtype = \"fp16\""));
+  // An enum key's unknown spelling is refused as it is read: the deck's file and line, the choices.
+  const auto fp16 = write_deck("fp16.toml", "[zero]\ncomm_dtype = \"fp16\"\n");
+  CHECK_THAT(error_of(fp16), Catch::StartsWith(fp16 + ":2: zero.comm_dtype = \"fp16\"") &&
+                                 Catch::EndsWith("must be \"bf16\" or \"fp32\""));
+  const Config fp32 = load_config(ok, {"--zero.comm_dtype=fp32", "--model.recompute=layer"});
+  CHECK(fp32.zero.comm_dtype == CommDType::FP32);
+  CHECK(fp32.model.recompute == Recompute::Layer);
   CHECK_THAT(error_of(ok, {"--zero.inter_node_gradient_bits=2"}),
              Catch::Contains("zero.inter_node_gradient_bits = 2") && Catch::Contains("must be 4 or 8"));
   CHECK(error_of(ok, {"--zero.inter_node_gradient_bits=8"}).empty());
@@ -107,7 +114,7 @@ TEST_CASE("bad decks and flags give one line naming the file, key and value", "[
 
 TEST_CASE("train.device and train.tf32: the choices and the rules between keys", "[config]") {
   const auto ok = write_deck("device.toml", "");
-  CHECK(load_config(ok, {}).train.device == "host");
+  CHECK(load_config(ok, {}).train.device == Device::Host);
   CHECK_THAT(error_of(ok, {"--train.device=gpu"}),
              Catch::Contains("train.device = \"gpu\"") && Catch::Contains("\"host\" or \"cuda\""));
   // Validation is about the deck: a CUDA build or a device is checked when a run starts.

@@ -31,7 +31,7 @@ TEST_CASE("device_memory_refusal: the estimate of every rank sharing the GPU aga
 TEST_CASE("require_host: host-only commands name train.device", "[device-run]") {
   Config c;
   CHECK_NOTHROW(require_host(c, "rlhf"));
-  c.train.device = "cuda";
+  c.train.device = Device::Cuda;
   CHECK_THROWS_WITH(require_host(c, "rlhf"), Catch::StartsWith("train.device = \"cuda\": zeropp rlhf runs on "
                                                                "the host only"));
 }
@@ -46,7 +46,7 @@ TEST_CASE("DeviceRun on the host installs nothing", "[device-run]") {
 TEST_CASE("DeviceRun for cuda: a context for its life on a GPU, one line naming train.device without one",
           "[device-run]") {
   Config c;
-  c.train.device = "cuda";
+  c.train.device = Device::Cuda;
   const Topology topo(1, MPI_COMM_SELF);
 #ifdef ZEROPP_HAVE_CUDA
   const bool gpu = cuda::device_count() > 0;

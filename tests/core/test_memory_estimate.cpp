@@ -83,7 +83,7 @@ TEST_CASE("the estimate's model states are 16 bytes per GPT-2 parameter on one r
   // Independent of the layout code: GPT-2's parameter count in closed form.
   Config c;
   c.model = {256, 64, 3, 4, 48};  // V, T, L, H, C
-  c.zero.comm_dtype = "fp32";
+  c.zero.comm_dtype = CommDType::FP32;
   const int64_t V = 256, T = 64, L = 3, C = 48;
   const int64_t params = V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C;
   const MemoryEstimate e = estimate_memory(c, 1, 1);
@@ -159,7 +159,7 @@ TEST_CASE("split_memory: all on the host for a host run, the model on the GPU fo
   CHECK(host.host == e.total());
   CHECK(host.staging + host.checkpoint + host.data == 0);
 
-  c.train.device = "cuda";
+  c.train.device = Device::Cuda;
   c.comm.device_staging = true;
   const MemorySplit staged = split_memory(e, c);
   CHECK(staged.device == e.total());
@@ -177,7 +177,7 @@ TEST_CASE("split_memory: all on the host for a host run, the model on the GPU fo
 
 TEST_CASE("a cuda run's host check counts only its host part; the table shows both", "[memory]") {
   Config c = tiny(1, "bf16");
-  c.train.device = "cuda";
+  c.train.device = Device::Cuda;
   c.comm.device_staging = true;
   MemoryCheck m;
   m.need = estimate_memory(c, 2, 2);
@@ -198,7 +198,7 @@ TEST_CASE("a cuda run's host check counts only its host part; the table shows bo
                                    human_bytes(double(m.split.host))) &&
                      Catch::Contains("comm.backend = \"nccl\""));
 
-  c.train.device = "host";  // the same estimate on the host: one table row as before, refused
+  c.train.device = Device::Host;  // the same estimate on the host: one table row as before, refused
   m.split = split_memory(m.need, c);
   CHECK_THAT(memory_summary(m), Catch::StartsWith(human_bytes(double(m.need.total())) + " (master "));
   CHECK_THAT(*memory_refusal(m, c),

@@ -17,19 +17,19 @@ using namespace zeropp::test;
 namespace {
 
 // qwZ's element formats: int8, int4 and fp8 (e4m3).
-struct WeightFormat {
+struct Element {
   int bits;
   const char* format;
   std::string name() const { return format == std::string("fp8") ? "fp8" : "int" + std::to_string(bits); }
 };
-const WeightFormat kFormats[] = {{8, "int"}, {4, "int"}, {8, "fp8"}};
+const Element kFormats[] = {{8, "int"}, {4, "int"}, {8, "fp8"}};
 
-Config qwz(int A, const std::string& dtype, const WeightFormat& f, int hpz, int X) {
+Config qwz(int A, const std::string& dtype, const Element& f, int hpz, int X) {
   Config c = tiny(A, dtype);
   c.zero.ranks_per_node = X;
   c.zero.quantized_weights = true;
   c.zero.weight_bits = f.bits;
-  c.zero.weight_format = f.format;
+  c.zero.weight_format = deck_value<WeightFormat>(f.format).value();
   c.zero.weight_block = 32;
   c.zero.hpz_partition_size = hpz;
   return c;
@@ -51,7 +51,7 @@ std::vector<float> expected_weights(Run& run, const Config& c, int u) {
     qs.quantize(master.data() + r * s, q.data(), scales.data(), s);
     qs.dequantize(q.data(), scales.data(), out.data() + r * s, s);
   }
-  if (c.zero.comm_dtype == "bf16") round_to_bf16(out.data(), padded);
+  if (c.zero.comm_dtype == CommDType::BF16) round_to_bf16(out.data(), padded);
   out.resize(numel);
   return out;
 }
@@ -62,7 +62,7 @@ TEST_CASE("qwZ: forward and backward of a step see the same weights (with and wi
   const int P = world_size(), X = P >= 4 ? P / 2 : P;  // hpZ: groups of X ranks
   for (const std::string dtype : {"bf16", "fp32"})
     for (int hpz : {1, 0})
-      for (const WeightFormat& f : kFormats) {
+      for (const Element& f : kFormats) {
         const Config c = qwz(2, dtype, f, hpz, X);
         Run run(c);
         const int units = int(run.model->layout().units.size());
@@ -96,7 +96,7 @@ TEST_CASE("qwZ: forward and backward of a step see the same weights (with and wi
 
 TEST_CASE("qwZ + hpZ trains exactly like qwZ alone", "[zeropp]") {
   const int P = world_size(), X = P >= 4 ? P / 2 : P;
-  for (const WeightFormat& f : kFormats) {
+  for (const Element& f : kFormats) {
     const Trace alone = train(qwz(2, "bf16", f, 1, X), MPI_COMM_WORLD);
     const Trace with_hpz = train(qwz(2, "bf16", f, 0, X), MPI_COMM_WORLD);
     INFO("P=" << P << " X=" << X << " " << f.name());
@@ -135,12 +135,12 @@ TEST_CASE("qwZ alone sends 2M across nodes per step (ZeRO-3: 3M)", "[zeropp][zer
     }
     return v;
   };
-  for (const WeightFormat& f : kFormats) {
+  for (const Element& f : kFormats) {
     const int bits = f.bits;
     Config q = base;
     q.zero.quantized_weights = true;
     q.zero.weight_bits = bits;
-    q.zero.weight_format = f.format;
+    q.zero.weight_format = deck_value<WeightFormat>(f.format).value();
     Config q_fwd_only = q;
     q_fwd_only.zero.quantized_weights_backward = false;
     double bytes[3];

@@ -24,7 +24,7 @@ struct Result {
 };
 
 Result run_with(Config c, const std::string& recompute) {
-  c.model.recompute = recompute;
+  c.model.recompute = deck_value<Recompute>(recompute).value();
   Result r;
   r.run = train_traced(c, [&](Run& run, int64_t, const StepStats& st) {
     for (const auto& kind : st.bytes.sent)
@@ -70,7 +70,7 @@ TEST_CASE("the activation estimate per recompute policy: what the model allocate
     INFO(family);
     ModelConfig m{64, T, 4, 2, 24, family, 0};
     const int64_t none = activation_bytes(m, B, T);
-    m.recompute = "layer";
+    m.recompute = Recompute::Layer;
     const int64_t layer = activation_bytes(m, B, T);
     CHECK(layer == make_model<float>(m, B, T)->activation_bytes() + 8 * int64_t(B) * T);
     // L - 1 blocks no longer keep their activations (res3, the next block's
@@ -114,9 +114,9 @@ TEST_CASE("the GPT-2 350M and 774M decks parse and their memory estimate per ran
   for (const char* d : {"gpt2-350m", "gpt2-774m"}) {
     INFO(d);
     Config c = load_config(std::string(ZEROPP_SOURCE_DIR) + "/inputs/" + d + ".toml", {});
-    CHECK(c.model.recompute == "layer");
+    CHECK(c.model.recompute == Recompute::Layer);
     const MemoryEstimate layer = estimate_memory(c, 4, 2);
-    c.model.recompute = "none";
+    c.model.recompute = Recompute::None;
     const MemoryEstimate none = estimate_memory(c, 4, 2);
     CHECK(layer.states.total() == none.states.total());
     CHECK(layer.activations < none.activations / 2);

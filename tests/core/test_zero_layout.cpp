@@ -55,6 +55,30 @@ TEST_CASE("the error-feedback layout names everything that shapes its buffers", 
   c.weight_bits = 4;
   c.hpz_partition_size = 0;
   c.error_feedback_beta = 0.5;
-  c.comm_dtype = "fp32";
+  c.comm_dtype = CommDType::FP32;
   CHECK_FALSE(differs(c, 4, 2));
+}
+
+TEST_CASE("hpZ's group and the wire dtype are resolved once, with one meaning", "[zero-layout]") {
+  ZeroConfig z;
+  z.hpz_partition_size = 0;  // the node
+  CHECK(hpz_group_size(z, 8, 4) == 4);
+  CHECK(hpz_group_size(z, 4, 1) == 1);
+  CHECK(inference_group_size(z, 8, 4) == 4);
+  z.hpz_partition_size = 1;  // no group in training; an hpz inference route still means the node
+  CHECK(hpz_group_size(z, 8, 4) == 1);
+  CHECK(inference_group_size(z, 8, 4) == 4);
+  z.hpz_partition_size = 2;
+  CHECK(hpz_group_size(z, 8, 4) == 2);
+  CHECK(inference_group_size(z, 8, 4) == 2);
+  for (const int bad : {3, 16}) {
+    z.hpz_partition_size = bad;
+    const std::string key = "zero.hpz_partition_size = " + std::to_string(bad);
+    CHECK_THROWS_WITH(hpz_group_size(z, 8, 4), Catch::Contains(key) && Catch::Contains("P = 8"));
+    CHECK_THROWS_WITH(inference_group_size(z, 8, 4), Catch::Contains(key));
+  }
+  z.comm_dtype = CommDType::BF16;
+  CHECK(wire_dtype(z) == DType::BF16);
+  z.comm_dtype = CommDType::FP32;
+  CHECK(wire_dtype(z) == DType::F32);
 }
