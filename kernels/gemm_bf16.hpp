@@ -22,7 +22,7 @@
 #include <string>
 
 #include "kernels/gemm.hpp"
-#include "kernels/precision.hpp"
+#include "src/base/precision.hpp"
 
 namespace zeropp {
 

@@ -21,7 +21,7 @@
 #include <cstdint>
 
 #include "kernels/common.hpp"
-#include "kernels/precision.hpp"
+#include "src/base/precision.hpp"
 
 namespace zeropp {
 

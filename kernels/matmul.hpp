@@ -27,7 +27,7 @@
 #include "kernels/common.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/grad_mode.hpp"
-#include "kernels/precision.hpp"
+#include "src/base/precision.hpp"
 
 namespace zeropp {
 

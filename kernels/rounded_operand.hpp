@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "kernels/gemm.hpp"
-#include "kernels/precision.hpp"
+#include "src/base/precision.hpp"
 
 namespace zeropp {
 

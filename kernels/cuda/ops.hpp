@@ -17,7 +17,7 @@
 #include "kernels/cuda/comm_kernels.cuh"  // to_bf16 (kernels/convert.hpp) is the collectives'
 #include "kernels/cuda/gemm_cublas.hpp"
 #include "kernels/grad_mode.hpp"
-#include "kernels/precision.hpp"
+#include "src/base/precision.hpp"
 
 namespace zeropp::cuda {
 

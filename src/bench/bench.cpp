@@ -126,7 +126,7 @@ StepTiming time_steps(const Config& cfg, int steps, std::string& ranks, std::str
   MPI_Comm world = run.topo.world.get();
   const double tokens = double(t.batch_size) * t.seq_len * t.grad_accum * run.topo.P;
   const double step_flops = 3 * forward_flops_per_token(cfg.model, t.seq_len) * tokens / run.topo.P;
-  const GemmMix mix(model_gemm_shapes(cfg.model, t.batch_size * t.seq_len), parse_precision(t.precision));
+  const GemmMix mix(model_gemm_shapes(cfg.model, t.batch_size * t.seq_len), t.precision);
   std::vector<double> step_s, mix_s;
   StepStats last;
   for (int s = 0; s <= steps; ++s) {  // step 0 warms up and is not timed
@@ -171,7 +171,7 @@ std::vector<RecomputeRow> time_recompute(const Config& cfg, int steps, const Ste
   for (const auto& p : deck_names(Recompute{})) {
     Config c = cfg;
     c.model.recompute = p.value;
-    c.train.precision = "fp32";
+    c.train.precision = Precision::FP32;
     const double ms =
         cfg.model.recompute == p.value ? deck.step_ms : time_steps(c, steps, ranks, device).step_ms;
     rows.push_back(
@@ -193,7 +193,7 @@ int run_bench_step(const Config& cfg, int steps) {
   StepTiming r[2];
   for (Precision p : {Precision::FP32, Precision::BF16}) {
     Config c = cfg;
-    c.train.precision = precision_name(p);
+    c.train.precision = p;
     r[int(p)] = time_steps(c, steps, ranks, device);
   }
   const std::vector<RecomputeRow> policies = time_recompute(cfg, steps, r[0]);
@@ -272,7 +272,7 @@ int run_bench_step(const Config& cfg, int steps) {
         "bench step | %s | %s | %.2f ms/step | %.0f tok/s | %.2f GFLOP/s/rank | GEMM %.2f GFLOP/s | ratio %s "
         "| "
         "intra %.3f MB | inter %.3f MB | peak RSS %.0f MiB\n",
-        ranks.c_str(), precision_name(p), x.step_ms, x.tokens_per_s, x.step_gflops, x.paired.reference_gflops,
+        ranks.c_str(), deck_name(p), x.step_ms, x.tokens_per_s, x.step_gflops, x.paired.reference_gflops,
         spread(x.paired).c_str(), x.sent_intra * 1e-6, x.sent_inter * 1e-6, peak_max / 1048576.0);
   }
   for (const RecomputeRow& x : policies)

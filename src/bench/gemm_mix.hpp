@@ -7,7 +7,7 @@
 
 #include "kernels/device_buffer.hpp"
 #include "kernels/gemm.hpp"
-#include "kernels/precision.hpp"
+#include "src/base/precision.hpp"
 #include "src/config/config.hpp"
 
 namespace zeropp {

@@ -9,27 +9,22 @@
 // the key and value.
 #pragma once
 
-#include <array>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "src/base/deck_enum.hpp"
+#include "src/base/precision.hpp"
+
 namespace zeropp {
 
-// Keys that choose one of a few settings hold an enum. Each value's deck
-// spelling is written once, in deck_names() below; the key table derives the
-// key's check and --help from it, and deck_name() gives it back for messages.
+// Keys that choose one of a few settings hold an enum, spelled in decks as
+// its deck_names() say (src/base/deck_enum.hpp).
 enum class Recompute { None, Layer };
 enum class Device { Host, Cuda };
 enum class CommDType { BF16, FP32 };
 enum class WeightFormat { Int, FP8 };
 
-template <class E>
-struct DeckName {
-  E value;
-  const char* name;
-};
 constexpr std::array<DeckName<Recompute>, 2> deck_names(Recompute) {
   return {{{Recompute::None, "none"}, {Recompute::Layer, "layer"}}};
 }
@@ -41,21 +36,6 @@ constexpr std::array<DeckName<CommDType>, 2> deck_names(CommDType) {
 }
 constexpr std::array<DeckName<WeightFormat>, 2> deck_names(WeightFormat) {
   return {{{WeightFormat::Int, "int"}, {WeightFormat::FP8, "fp8"}}};
-}
-
-// "bf16" for CommDType::BF16.
-template <class E>
-const char* deck_name(E e) {
-  for (const auto& n : deck_names(E{}))
-    if (n.value == e) return n.name;
-  return "?";
-}
-// CommDType::BF16 for "bf16"; nullopt for a spelling the deck does not know.
-template <class E>
-std::optional<E> deck_value(const std::string& name) {
-  for (const auto& n : deck_names(E{}))
-    if (name == n.name) return n.value;
-  return std::nullopt;
 }
 
 struct ModelConfig {
@@ -80,10 +60,8 @@ struct TrainConfig {
   int sample_tokens = 128;  // tokens generated at the end (0: none)
   std::string sample_prompt = "And God said";
   std::string out_dir = "runs/default";
-  double max_runtime = 0;  // seconds; save and stop before this much wall time (0: no limit)
-  // Operands of the model's matrix products: fp32, or bf16 with fp32
-  // accumulation (master weights, optimizer, norms, softmax, loss stay fp32).
-  std::string precision = "fp32";
+  double max_runtime = 0;                 // seconds; save and stop before this much wall time (0: no limit)
+  Precision precision = Precision::FP32;  // operands of the model's matrix products
   // Threads per rank of the GEMM libraries (0: their own settings).
   int threads = 0;
   // Kernel of the attention's batched GEMMs: auto, blas, onednn (kernels/gemm_batched.hpp).

@@ -148,8 +148,7 @@ std::vector<Key> build_table() {
   train.add("precision", &TrainConfig::precision,
             "operands of the model's matrix products: fp32, or bf16 with fp32 accumulation (oneDNN: not in "
             "builds configured with ZEROPP_WITH_ONEDNN=OFF; master weights, Adam moments, norms, softmax and "
-            "loss stay fp32)",
-            {one_of({"fp32", "bf16"})});
+            "loss stay fp32)");
   train.add("threads", &TrainConfig::threads,
             "threads per rank of the GEMM libraries (OpenBLAS, oneDNN) and of the elementwise kernels "
             "(OpenMP; bitwise the same results on any count). 0: the libraries' own settings "

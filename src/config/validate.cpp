@@ -67,7 +67,8 @@ const Rule kRules[] = {
     {"train.tf32", [](const Config& c) { return !c.train.tf32 || c.train.device == Device::Cuda; },
      [](const Config&) { return std::string("applies to cuBLAS only: needs train.device = \"cuda\""); }},
     // Refused, never replaced: a deck asking for oneDNN's kernels gets them or stops.
-    {"train.precision", [](const Config& c) { return c.train.precision != "bf16" || onednn_in_build(); },
+    {"train.precision",
+     [](const Config& c) { return c.train.precision != Precision::BF16 || onednn_in_build(); },
      [](const Config&) { return std::string(kNoOneDnn) + "; use \"fp32\""; }},
     {"train.batched_gemm",
      [](const Config& c) { return c.train.batched_gemm != "onednn" || onednn_in_build(); },

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "kernels/common.hpp"
-#include "kernels/precision.hpp"
+#include "src/base/precision.hpp"
 #include "src/config/config.hpp"
 #include "src/models/param_layout.hpp"
 

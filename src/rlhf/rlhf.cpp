@@ -147,7 +147,7 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
   const Topology& topo = run.topo;
   Engine& actor = run.engine;
   const auto ref_model = make_model<float>(e.model, B, T);
-  ref_model->set_precision(parse_precision(e.train.precision));
+  ref_model->set_precision(e.train.precision);
   Engine reference(ref_cfg, topo, *run.comm, *ref_model, true);  // frozen: no gradients, no Adam moments
   reference.init_weights(uint64_t(e.train.seed));
   LogFile log_file;

@@ -57,7 +57,7 @@ InferenceRun::InferenceRun(const std::string& arg, const std::vector<std::string
                         })),
       model(make_model<float>(cfg.model, cfg.train.batch_size, cfg.train.seq_len)),
       engine(cfg, topo, *comm, *model, true) {
-  model->set_precision(parse_precision(cfg.train.precision));
+  model->set_precision(cfg.train.precision);
   step = load_model_weights(topo, engine, model->describe(), cfg, path, "load");
 }
 

@@ -83,7 +83,7 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   rows.emplace_back("oneDNN", onednn_description());
   rows.emplace_back("batched GEMM", gemm_batched_backend_name());
   rows.emplace_back("precision",
-                    t.precision == "bf16" ? "bf16 GEMMs on " + gemm_bf16_backend_name() : "fp32");
+                    t.precision == Precision::BF16 ? "bf16 GEMMs on " + gemm_bf16_backend_name() : "fp32");
   rows.emplace_back("Kokkos", ExecSpace::name());
   rows.emplace_back("data",
                     token_file_spec(cfg.data.train) + (cfg.data.shuffle ? " (shuffled)" : " (in order)"));
@@ -124,7 +124,7 @@ Run::Run(const Config& cfg_, MPI_Comm base, MemoryEstimator estimate)
       world(Group::world(topo)),
       model(make_model<float>(cfg.model, cfg.train.batch_size, cfg.train.seq_len)),
       engine(cfg, topo, *comm, *model) {
-  model->set_precision(parse_precision(cfg.train.precision));
+  model->set_precision(cfg.train.precision);
   if (cfg.train.threads > 0) {
     set_gemm_threads(cfg.train.threads);
     set_kernel_threads(cfg.train.threads);

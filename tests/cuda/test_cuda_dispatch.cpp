@@ -55,7 +55,7 @@ TEST_CASE("CUDA chunked LM head loss against the host's", "[cuda-kernels]") {
   for (const HeadShape& s : kHeadShapes)
     for (const Precision prec : {Precision::FP32, Precision::BF16})
       for (const bool weighted : {true, false}) {
-        INFO(s.name << ", " << zeropp::precision_name(prec) << (weighted ? ", weighted rows" : ""));
+        INFO(s.name << ", " << zeropp::deck_name(prec) << (weighted ? ", weighted rows" : ""));
         std::mt19937 rng(21);
         const int N = s.N, C = s.C, V = s.V;
         const auto x = random_floats(size_t(N) * C, rng), W = random_floats(size_t(V) * C, rng);

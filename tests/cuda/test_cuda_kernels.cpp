@@ -396,8 +396,8 @@ TEST_CASE("CUDA matmul forward and backward against the host's", "[cuda-kernels]
         for (const bool with_bias : {true, false}) {
           // dinp overwritten along the way (the model's scratch gradients), accumulated otherwise.
           const GradMode mode = with_bias ? GradMode::Accumulate : GradMode::Overwrite;
-          INFO(zeropp::precision_name(prec) << ", weight layout " << (layout == Trans::N ? "N" : "T")
-                                            << (with_bias ? ", bias, dinp +=" : ", no bias, dinp ="));
+          INFO(zeropp::deck_name(prec) << ", weight layout " << (layout == Trans::N ? "N" : "T")
+                                       << (with_bias ? ", bias, dinp +=" : ", no bias, dinp ="));
           // cuBLAS and OpenBLAS sum in different orders; bf16 tensor cores truncate (matmul.cu).
           const double per_term = prec == Precision::FP32 ? 1e-6 : 4e-6;
           const auto gemm_tol = [&](int terms) { return Tolerance{1e-4, per_term * terms}; };

@@ -18,7 +18,7 @@ template <class T>
 void chunked_vs_unchunked(int N, int C, int V, int rows, bool weighted, bool backward, Precision prec,
                           double tol, std::mt19937& rng) {
   INFO("N=" << N << " C=" << C << " V=" << V << " rows=" << rows << " weighted " << weighted << " backward "
-            << backward << " " << precision_name(prec));
+            << backward << " " << deck_name(prec));
   auto x = random_buf<T>(int64_t(N) * C, rng), W = random_buf<T>(int64_t(V) * C, rng);
   auto targets = random_ints(N, V, rng);
   auto weights = weighted ? random_buf<T>(N, rng, -2, 2) : Buf<T>("unweighted", 0);
