@@ -14,8 +14,8 @@
 namespace zeropp {
 
 namespace {
-std::optional<BatchedKernel>& forced_kernel() {
-  static std::optional<BatchedKernel> k;
+BatchedKernel& forced_kernel() {
+  static BatchedKernel k = BatchedKernel::Auto;
   return k;
 }
 }  // namespace
@@ -24,22 +24,16 @@ BatchedKernel choose_batched_kernel(bool onednn_avx512, int threads) {
   return onednn_avx512 && threads == 1 ? BatchedKernel::OneDnn : BatchedKernel::Blas;
 }
 
-void force_batched_kernel(std::optional<BatchedKernel> k) {
+void force_batched_kernel(BatchedKernel k) {
   if (k == BatchedKernel::OneDnn && !onednn_in_build())
     throw std::invalid_argument("batched GEMM kernel 'onednn': this build has no oneDNN");
   forced_kernel() = k;
 }
 
-std::optional<BatchedKernel> parse_batched_kernel(const std::string& name) {
-  if (name == "auto") return std::nullopt;
-  if (name == "blas") return BatchedKernel::Blas;
-  if (name == "onednn") return BatchedKernel::OneDnn;
-  throw std::invalid_argument("batched GEMM kernel '" + name + "' is not one of auto, blas, onednn");
-}
-
 BatchedKernel batched_kernel() {
   static const bool avx512 = onednn_has_avx512();
-  return forced_kernel().value_or(choose_batched_kernel(avx512, omp_get_max_threads()));
+  const BatchedKernel forced = forced_kernel();
+  return forced != BatchedKernel::Auto ? forced : choose_batched_kernel(avx512, omp_get_max_threads());
 }
 
 template <class T>
@@ -74,7 +68,7 @@ std::string gemm_batched_backend_name() {
                                ? onednn_version_isa() + ": fp32 matmul, a batch per call, " +
                                      std::to_string(threads) + (threads == 1 ? " thread" : " threads")
                                : gemm_backend_name() + ", one call per product";
-  return name + (forced_kernel() ? " (forced)" : "");
+  return name + (forced_kernel() != BatchedKernel::Auto ? " (forced)" : "");
 }
 
 }  // namespace zeropp

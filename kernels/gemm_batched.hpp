@@ -17,39 +17,31 @@
 // BLAS (oneDNN has no f64 matmul).
 #pragma once
 
-#include <optional>
 #include <string>
 
-namespace zeropp {
+#include "src/base/batched_kernel.hpp"
 
-enum class BatchedKernel {
-  Blas,    // the BLAS (gemm.hpp's gemm), once per product
-  OneDnn,  // oneDNN's fp32 matmul, the batch in one call
-};
+namespace zeropp {
 
 // The kernel for a CPU where oneDNN's effective ISA has AVX-512 or not
 // (`onednn_avx512`, the measured case) and the GEMM libraries' OpenMP threads
 // (`threads`, set_gemm_threads): OneDnn with AVX-512 and one thread, else Blas.
 BatchedKernel choose_batched_kernel(bool onednn_avx512, int threads);
 
-// Forces a kernel; nullopt returns to choose_batched_kernel's. OneDnn in a
+// Forces a kernel; Auto returns to choose_batched_kernel's. OneDnn in a
 // build without oneDNN throws std::invalid_argument.
-void force_batched_kernel(std::optional<BatchedKernel> k);
+void force_batched_kernel(BatchedKernel k);
 
 // force_batched_kernel(k) for one scope, then back to the rule (tests and
 // benchmarks; an exception leaves nothing forced behind).
 struct ScopedBatchedKernel {
   explicit ScopedBatchedKernel(BatchedKernel k) { force_batched_kernel(k); }
-  ~ScopedBatchedKernel() { force_batched_kernel(std::nullopt); }
+  ~ScopedBatchedKernel() { force_batched_kernel(BatchedKernel::Auto); }
   ScopedBatchedKernel(const ScopedBatchedKernel&) = delete;
   ScopedBatchedKernel& operator=(const ScopedBatchedKernel&) = delete;
 };
 
-// train.batched_gemm's values: "auto" (nullopt), "blas", "onednn";
-// anything else throws std::invalid_argument naming the value.
-std::optional<BatchedKernel> parse_batched_kernel(const std::string& name);
-
-// The kernel gemm_strided_batched<float> runs now.
+// The kernel gemm_strided_batched<float> runs now: Blas or OneDnn.
 BatchedKernel batched_kernel();
 
 // What runs them: "oneDNN 2.6.3, ISA avx512_core_bf16: fp32 matmul, a batch per

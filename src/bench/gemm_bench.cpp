@@ -101,7 +101,7 @@ struct Column {
 
 void force_none() {
   force_bf16_kernel(std::nullopt);
-  force_batched_kernel(std::nullopt);
+  force_batched_kernel(BatchedKernel::Auto);
 }
 
 // Best times of one shape's product on each column, the columns interleaved

@@ -20,40 +20,39 @@ CommAbilities comm_abilities(bool device_buffers) {
   return can;
 }
 
-std::string resolve_comm_backend(const std::string& requested, const CommAbilities& can) {
-  if (requested == "mpi") return "mpi";
-  if (requested == "auto") return can.cuda_build && can.devices > 0 && can.device_buffers ? "nccl" : "mpi";
-  if (requested != "nccl")
-    throw Error("comm.backend = \"" + requested + "\": must be \"auto\", \"mpi\" or \"nccl\"");
+CommBackend resolve_comm_backend(CommBackend requested, const CommAbilities& can) {
+  if (requested == CommBackend::Mpi) return CommBackend::Mpi;
+  if (requested == CommBackend::Auto)
+    return can.cuda_build && can.devices > 0 && can.device_buffers ? CommBackend::Nccl : CommBackend::Mpi;
   const std::string what = "comm.backend = \"nccl\": ";
   if (!can.cuda_build) throw Error(what + "this build has no CUDA (configure with -DZEROPP_ENABLE_CUDA=ON)");
   if (can.devices == 0) throw Error(what + "no CUDA device: " + can.no_device);
   if (!can.device_buffers)
     throw Error(what + "the engine's buffers are in host memory; NCCL needs device buffers (use \"mpi\")");
-  return "nccl";
+  return CommBackend::Nccl;
 }
 
-void check_device_staging(bool staging, const std::string& backend, const CommAbilities& can) {
+void check_device_staging(bool staging, CommBackend backend, const CommAbilities& can) {
   if (!staging) return;
   const std::string what = "comm.device_staging = true: ";
   if (!can.cuda_build) throw Error(what + "this build has no CUDA (configure with -DZEROPP_ENABLE_CUDA=ON)");
   if (can.devices == 0) throw Error(what + "no CUDA device: " + can.no_device);
-  if (backend != "mpi")
-    throw Error(what + "stages device buffers for the mpi backend, but comm.backend = \"" + backend +
-                "\" (use \"mpi\" or \"auto\")");
+  if (backend != CommBackend::Mpi)
+    throw Error(what + "stages device buffers for the mpi backend, but comm.backend = \"" +
+                deck_name(backend) + "\" (use \"mpi\" or \"auto\")");
 }
 
 namespace {
 
-std::unique_ptr<Communicator> make_backend(const std::string& requested, const Topology& topo,
-                                           double timeout_s, bool device_buffers, bool device_staging) {
+std::unique_ptr<Communicator> make_backend(CommBackend requested, const Topology& topo, double timeout_s,
+                                           bool device_buffers, bool device_staging) {
   const CommAbilities can = comm_abilities(device_buffers);
   // Staging is for the mpi backend: auto means mpi then, and any other choice is refused first.
-  const std::string wanted = device_staging && requested == "auto" ? "mpi" : requested;
+  const CommBackend wanted = device_staging && requested == CommBackend::Auto ? CommBackend::Mpi : requested;
   check_device_staging(device_staging, wanted, can);
-  const std::string backend = resolve_comm_backend(wanted, can);
+  const CommBackend backend = resolve_comm_backend(wanted, can);
 #ifdef ZEROPP_HAVE_CUDA
-  if (backend == "nccl") {
+  if (backend == CommBackend::Nccl) {
     try {
       cuda::select_device(topo.host_local, topo.host_ranks);
     } catch (const cuda::DeviceError& e) {
@@ -71,8 +70,8 @@ std::unique_ptr<Communicator> make_backend(const std::string& requested, const T
 
 }  // namespace
 
-std::unique_ptr<Communicator> make_communicator(const std::string& requested, const Topology& topo,
-                                                double timeout_s, bool device_buffers, bool device_staging) {
+std::unique_ptr<Communicator> make_communicator(CommBackend requested, const Topology& topo, double timeout_s,
+                                                bool device_buffers, bool device_staging) {
   std::unique_ptr<Communicator> c = make_backend(requested, topo, timeout_s, device_buffers, device_staging);
   // Emulated nodes share one host name: the watchdog numbers them instead.
   c->set_nodes(topo.X, topo.emulated ? std::vector<std::string>{} : topo.hosts);

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "src/base/comm_backend.hpp"
 #include "src/comm/communicator.hpp"
 #include "src/comm/topology.hpp"
 
@@ -31,18 +32,17 @@ struct CommAbilities {
 };
 CommAbilities comm_abilities(bool device_buffers);  // this build and machine
 
-// "mpi" or "nccl" for comm.backend = requested; throws Error when it cannot run. Pure.
-std::string resolve_comm_backend(const std::string& requested, const CommAbilities& can);
+// Mpi or Nccl for comm.backend = requested; throws Error when it cannot run. Pure.
+CommBackend resolve_comm_backend(CommBackend requested, const CommAbilities& can);
 
 // comm.device_staging = staging over comm.backend (auto counting as mpi): throws Error (one
 // line naming the key) when it cannot run. Pure.
-void check_device_staging(bool staging, const std::string& backend, const CommAbilities& can);
+void check_device_staging(bool staging, CommBackend backend, const CommAbilities& can);
 
 // The communicator for comm.backend = requested (and comm.device_staging =
 // device_staging); with nccl, selects this rank's device (local rank of topo.X
 // per node) first.
-std::unique_ptr<Communicator> make_communicator(const std::string& requested, const Topology& topo,
-                                                double timeout_s, bool device_buffers,
-                                                bool device_staging = false);
+std::unique_ptr<Communicator> make_communicator(CommBackend requested, const Topology& topo, double timeout_s,
+                                                bool device_buffers, bool device_staging = false);
 
 }  // namespace zeropp

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "src/base/batched_kernel.hpp"
+#include "src/base/comm_backend.hpp"
 #include "src/base/deck_enum.hpp"
 #include "src/base/precision.hpp"
 
@@ -64,8 +66,8 @@ struct TrainConfig {
   Precision precision = Precision::FP32;  // operands of the model's matrix products
   // Threads per rank of the GEMM libraries (0: their own settings).
   int threads = 0;
-  // Kernel of the attention's batched GEMMs: auto, blas, onednn (kernels/gemm_batched.hpp).
-  std::string batched_gemm = "auto";
+  BatchedKernel batched_gemm =
+      BatchedKernel::Auto;       // the attention's batched GEMMs (kernels/gemm_batched.hpp)
   Device device = Device::Host;  // where the step computes (src/run/device_run.hpp)
   // cuBLAS may run fp32 GEMMs on TF32 tensor cores (train.device = "cuda" only).
   bool tf32 = false;
@@ -134,10 +136,8 @@ struct CheckpointConfig {
 };
 
 struct CommConfig {
-  // auto, mpi or nccl (src/comm/make_communicator.hpp); auto is mpi while the
-  // engine's buffers are in host memory
-  std::string backend = "auto";
-  double timeout_s = 600;  // a collective that takes longer aborts the job
+  CommBackend backend = CommBackend::Auto;  // src/comm/make_communicator.hpp
+  double timeout_s = 600;                   // a collective that takes longer aborts the job
   // The mpi backend over device buffers staged through pinned host memory
   // (src/comm/staging_communicator.hpp); CUDA builds only.
   bool device_staging = false;

@@ -158,8 +158,7 @@ std::vector<Key> build_table() {
       "batched_gemm", &TrainConfig::batched_gemm,
       "kernel of the attention's batched fp32 GEMMs: auto (oneDNN's matmul where oneDNN has AVX-512 and the "
       "GEMMs run one thread, else the BLAS), blas (one call per product) or onednn (not in builds "
-      "configured with ZEROPP_WITH_ONEDNN=OFF)",
-      {one_of({"auto", "blas", "onednn"})});
+      "configured with ZEROPP_WITH_ONEDNN=OFF)");
   train.add("device", &TrainConfig::device,
             "where the step computes: host (the CPU), or cuda (one GPU per rank, chosen by the rank's index "
             "among the processes on its machine, also with emulated nodes; weights, activations, gradients "
@@ -260,8 +259,8 @@ std::vector<Key> build_table() {
   comm.add(
       "backend", &CommConfig::backend,
       "collectives through mpi (host buffers) or nccl (device buffers: a CUDA build and a GPU per rank); "
-      "auto: nccl where both hold and the engine's buffers are on the device (train.device = cuda), else mpi",
-      {one_of({"auto", "mpi", "nccl"})});
+      "auto: nccl where both hold and the engine's buffers are on the device (train.device = cuda), else "
+      "mpi");
   comm.add("device_staging", &CommConfig::device_staging,
            "mpi backend over device buffers: copy them through pinned host memory around each collective "
            "(MPI without CUDA support, or ranks sharing a GPU); needs a CUDA build and a device");

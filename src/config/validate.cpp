@@ -46,7 +46,7 @@ const Rule kRules[] = {
     // Required, not implied: the copies through host memory cost time, so the deck says so.
     {"comm.device_staging",
      [](const Config& c) {
-       return c.train.device != Device::Cuda || c.comm.backend != "mpi" || c.comm.device_staging;
+       return c.train.device != Device::Cuda || c.comm.backend != CommBackend::Mpi || c.comm.device_staging;
      },
      [](const Config&) {
        return std::string(
@@ -71,7 +71,7 @@ const Rule kRules[] = {
      [](const Config& c) { return c.train.precision != Precision::BF16 || onednn_in_build(); },
      [](const Config&) { return std::string(kNoOneDnn) + "; use \"fp32\""; }},
     {"train.batched_gemm",
-     [](const Config& c) { return c.train.batched_gemm != "onednn" || onednn_in_build(); },
+     [](const Config& c) { return c.train.batched_gemm != BatchedKernel::OneDnn || onednn_in_build(); },
      [](const Config&) { return std::string(kNoOneDnn) + "; use \"auto\" or \"blas\""; }},
 };
 

@@ -73,7 +73,7 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
             (z.gradient_error_feedback ? " + error feedback" : "");
   rows.emplace_back("engine", zero);
   rows.emplace_back("communicator",
-                    std::string(comm.backend()) + " (comm.backend = " + cfg.comm.backend + ")");
+                    std::string(comm.backend()) + " (comm.backend = " + deck_name(cfg.comm.backend) + ")");
   rows.emplace_back("device", device.describe());
   rows.emplace_back("memory per rank", memory_summary(memory));
   rows.emplace_back("recompute", recompute_summary(m, t.batch_size, t.seq_len));
@@ -129,7 +129,7 @@ Run::Run(const Config& cfg_, MPI_Comm base, MemoryEstimator estimate)
     set_gemm_threads(cfg.train.threads);
     set_kernel_threads(cfg.train.threads);
   }
-  force_batched_kernel(parse_batched_kernel(cfg.train.batched_gemm));
+  force_batched_kernel(cfg.train.batched_gemm);
   engine.init_weights(uint64_t(cfg.train.seed));
   if (cfg.comm.fault_stall_rank >= 0) comm->set_stall(cfg.comm.fault_stall_rank, cfg.comm.fault_stall_step);
   comm->set_links(LinkEmulator(cfg.comm.internode_gbps, cfg.comm.internode_latency_us),

@@ -61,26 +61,26 @@ TEST_CASE("staging passes the emulated links to the host backend", "[comm-stagin
 
 TEST_CASE("comm.device_staging: needs CUDA, a device and the mpi backend", "[comm-staging]") {
   const CommAbilities gpu{true, 1, "", true};
-  CHECK_NOTHROW(check_device_staging(false, "nccl", CommAbilities{}));
-  CHECK_NOTHROW(check_device_staging(true, "mpi", gpu));
+  CHECK_NOTHROW(check_device_staging(false, CommBackend::Nccl, CommAbilities{}));
+  CHECK_NOTHROW(check_device_staging(true, CommBackend::Mpi, gpu));
   CHECK_THROWS_WITH(
-      check_device_staging(true, "mpi", CommAbilities{false, 0, "", true}),
+      check_device_staging(true, CommBackend::Mpi, CommAbilities{false, 0, "", true}),
       "comm.device_staging = true: this build has no CUDA (configure with -DZEROPP_ENABLE_CUDA=ON)");
   CHECK_THROWS_WITH(
-      check_device_staging(true, "mpi", CommAbilities{true, 0, "no CUDA driver is loaded", true}),
+      check_device_staging(true, CommBackend::Mpi, CommAbilities{true, 0, "no CUDA driver is loaded", true}),
       "comm.device_staging = true: no CUDA device: no CUDA driver is loaded");
   CHECK_THROWS_WITH(
-      check_device_staging(true, "nccl", gpu),
+      check_device_staging(true, CommBackend::Nccl, gpu),
       Catch::Contains("stages device buffers for the mpi backend, but comm.backend = \"nccl\""));
   // In this build and on this machine: either it is refused with one of those lines, or it is staged mpi.
   Topology t(1);
   const CommAbilities here = comm_abilities(false);
   if (!here.cuda_build || here.devices == 0) {
-    CHECK_THROWS_WITH(make_communicator("auto", t, 600, false, true),
+    CHECK_THROWS_WITH(make_communicator(CommBackend::Auto, t, 600, false, true),
                       Catch::StartsWith("comm.device_staging = true: "));
   } else {
-    CHECK(std::string(make_communicator("auto", t, 600, false, true)->backend()) ==
+    CHECK(std::string(make_communicator(CommBackend::Auto, t, 600, false, true)->backend()) ==
           "mpi+staging (pinned host memory)");
   }
-  CHECK(std::string(make_communicator("auto", t, 600, false, false)->backend()) == "mpi");
+  CHECK(std::string(make_communicator(CommBackend::Auto, t, 600, false, false)->backend()) == "mpi");
 }

@@ -96,6 +96,8 @@ TEST_CASE("bad decks and flags give one line naming the file, key and value", "[
   const auto fp16 = write_deck("fp16.toml", "[zero]\ncomm_dtype = \"fp16\"\n");
   CHECK_THAT(error_of(fp16), Catch::StartsWith(fp16 + ":2: zero.comm_dtype = \"fp16\"") &&
                                  Catch::EndsWith("must be \"bf16\" or \"fp32\""));
+  CHECK_THAT(error_of(ok, {"--comm.backend=gloo"}),
+             Catch::Contains("comm.backend = \"gloo\"") && Catch::Contains("\"auto\", \"mpi\" or \"nccl\""));
   const Config fp32 = load_config(ok, {"--zero.comm_dtype=fp32", "--model.recompute=layer"});
   CHECK(fp32.zero.comm_dtype == CommDType::FP32);
   CHECK(fp32.model.recompute == Recompute::Layer);

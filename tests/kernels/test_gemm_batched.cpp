@@ -88,10 +88,10 @@ TEST_CASE("batched GEMM: oneDNN where it has AVX-512 and one thread, forced by n
   REQUIRE(choose_batched_kernel(true, 1) == BatchedKernel::OneDnn);
   REQUIRE(choose_batched_kernel(false, 1) == BatchedKernel::Blas);
   REQUIRE(choose_batched_kernel(true, 2) == BatchedKernel::Blas);
-  REQUIRE(!parse_batched_kernel("auto"));
-  REQUIRE(parse_batched_kernel("blas") == BatchedKernel::Blas);
-  REQUIRE(parse_batched_kernel("onednn") == BatchedKernel::OneDnn);
-  REQUIRE_THROWS_WITH(parse_batched_kernel("mkl"), Catch::Contains("'mkl'"));
+  REQUIRE(deck_value<BatchedKernel>("auto") == BatchedKernel::Auto);
+  REQUIRE(deck_value<BatchedKernel>("blas") == BatchedKernel::Blas);
+  REQUIRE(deck_value<BatchedKernel>("onednn") == BatchedKernel::OneDnn);
+  REQUIRE(!deck_value<BatchedKernel>("mkl"));
   WARN("batched GEMM here: " << gemm_batched_backend_name());
   REQUIRE(gemm_batched_backend_name().find("(forced)") == std::string::npos);
   {
