@@ -57,8 +57,15 @@ int run_bench_generate(const Config& cfg, const BenchGenerateOptions& o) {
         " (the model's longest context here)");
   for (double g : o.gbps)
     if (g < 0) throw Error("bench generate: --bandwidths: " + std::to_string(g) + " is negative");
-  const std::vector<std::string> weights = o.weights.empty() ? kInferenceWeights : o.weights;
-  for (const std::string& v : weights) parse_inference_weights(v);
+  std::vector<WeightSource> weights;
+  for (const auto& n : deck_names(WeightSource{}))
+    if (o.weights.empty()) weights.push_back(n.value);
+  for (const std::string& v : o.weights) {
+    const std::optional<WeightSource> w = deck_value<WeightSource>(v);
+    if (!w)
+      throw Error("bench generate: --weights: zero.inference_weights = '" + v + "' is not a weight source");
+    weights.push_back(*w);
+  }
   log0(
       "zeropp bench generate: %d prompt tokens, %d new (greedy, KV cache: a prefill, then one decode pass "
       "per token), batch 1; "
@@ -82,7 +89,7 @@ int run_bench_generate(const Config& cfg, const BenchGenerateOptions& o) {
       }
     for (size_t i = 0; i < weights.size(); ++i) {
       const Measured& m = last[i];
-      log0("| %s | %s | %g | %.2f | %.0f | %.0f | %.3f | %.3f |\n", m.ranks.c_str(), weights[i].c_str(), g,
+      log0("| %s | %s | %g | %.2f | %.0f | %.0f | %.3f | %.3f |\n", m.ranks.c_str(), deck_name(weights[i]), g,
            median(rate[i]), m.intra / o.new_tokens, m.inter / o.new_tokens, m.copy * 1e-6, m.buffers * 1e-6);
     }
   }

@@ -26,6 +26,8 @@ enum class Recompute { None, Layer };
 enum class Device { Host, Cuda };
 enum class CommDType { BF16, FP32 };
 enum class WeightFormat { Int, FP8 };
+// zero.inference_weights: how generation gets the weights (src/zero/inference_weights.hpp).
+enum class WeightSource { Zero3, Full, Hpz, Int8, Int4, HpzInt8, HpzInt4 };
 
 constexpr std::array<DeckName<Recompute>, 2> deck_names(Recompute) {
   return {{{Recompute::None, "none"}, {Recompute::Layer, "layer"}}};
@@ -38,6 +40,15 @@ constexpr std::array<DeckName<CommDType>, 2> deck_names(CommDType) {
 }
 constexpr std::array<DeckName<WeightFormat>, 2> deck_names(WeightFormat) {
   return {{{WeightFormat::Int, "int"}, {WeightFormat::FP8, "fp8"}}};
+}
+constexpr std::array<DeckName<WeightSource>, 7> deck_names(WeightSource) {
+  return {{{WeightSource::Zero3, "zero3"},
+           {WeightSource::Full, "full"},
+           {WeightSource::Hpz, "hpz"},
+           {WeightSource::Int8, "int8"},
+           {WeightSource::Int4, "int4"},
+           {WeightSource::HpzInt8, "hpz+int8"},
+           {WeightSource::HpzInt4, "hpz+int4"}}};
 }
 
 struct ModelConfig {
@@ -115,8 +126,7 @@ struct ZeroConfig {
   int error_feedback_reset = 1024;  // zero the error buffers every N steps
   int prefetch_depth = 1;           // units gathered ahead (gather slots = depth + 1)
   bool overlap = true;              // nonblocking gradient reduction, progress between kernels
-  // How passes outside training (generation) get the weights (src/zero/inference_weights.hpp)
-  std::string inference_weights = "zero3";  // zero3 | full | hpz | int8 | int4 | hpz+int8 | hpz+int4
+  WeightSource inference_weights = WeightSource::Zero3;  // how generation gets the weights
 };
 
 struct CheckpointConfig {

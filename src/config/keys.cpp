@@ -231,8 +231,7 @@ std::vector<Key> build_table() {
       "generation's weights: zero3 gathers every unit per use; full gathers every unit once into an fp32 "
       "copy on every rank (4 bytes per parameter); hpz gathers once into the hpZ group "
       "(hpz_partition_size, the node when 0 or 1), then inside it; int8/int4 build a quantized full copy "
-      "once (weight_block); hpz+int8/hpz+int4 partition that copy over the hpZ group",
-      {one_of({"zero3", "full", "hpz", "int8", "int4", "hpz+int8", "hpz+int4"})});
+      "once (weight_block); hpz+int8/hpz+int4 partition that copy over the hpZ group");
 
   Section<CheckpointConfig> ckpt{t, "checkpoint", &Config::checkpoint};
   ckpt.add("dir", &CheckpointConfig::dir, "where checkpoints go (\"\": checkpoints/ in train.out_dir)");

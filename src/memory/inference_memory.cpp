@@ -10,7 +10,7 @@
 namespace zeropp {
 
 int64_t inference_weights_bytes(const ZeroConfig& z, const ModelConfig& m, int P, int X) {
-  const InferenceRoute route = parse_inference_weights(z.inference_weights);
+  const InferenceRoute route = inference_route(z.inference_weights);
   const int alpha = route.group ? inference_group_size(z, P, X) : 1;
   const int64_t wire_bytes = bytes_of(wire_dtype(z), 1), align = unit_align(z);
   const QuantScheme q{route.bits == 0 ? 8 : route.bits, z.weight_block, ScaleDType::F32};

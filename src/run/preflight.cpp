@@ -67,7 +67,7 @@ std::optional<std::string> memory_refusal(const MemoryCheck& m, const Config& cf
   if (m.need.states.secondary > 0) knobs += ", zero.hpz_partition_size = 1 (hpZ secondaries)";
   if (m.need.states.qgz > 0) knobs += ", zero.quantized_gradients = false (qgZ buffers)";
   if (m.need.checkpoint_snapshot > 0) knobs += ", checkpoint.async = false (its snapshot)";
-  if (m.need.inference_weights > 0 && cfg.zero.inference_weights != "zero3")
+  if (m.need.inference_weights > 0 && cfg.zero.inference_weights != WeightSource::Zero3)
     knobs += ", zero.inference_weights = zero3 (no copy of the weights)";
   knobs += " or a smaller model";
   return "memory: each rank needs " + human_bytes(double(m.need.total())) + " (model states " +

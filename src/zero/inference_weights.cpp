@@ -8,16 +8,24 @@
 
 namespace zeropp {
 
-InferenceRoute parse_inference_weights(const std::string& value) {
-  if (value == "zero3") return {false, 0};
-  if (value == "full") return {false, 0, true};
-  if (value == "hpz") return {true, 0};
-  if (value == "int8") return {false, 8};
-  if (value == "int4") return {false, 4};
-  if (value == "hpz+int8") return {true, 8};
-  if (value == "hpz+int4") return {true, 4};
-  throw Error("zero.inference_weights = '" + value +
-              "': expected zero3, full, hpz, int8, int4, hpz+int8 or hpz+int4");
+InferenceRoute inference_route(WeightSource source) {
+  switch (source) {
+    case WeightSource::Zero3:
+      return {false, 0};
+    case WeightSource::Full:
+      return {false, 0, true};
+    case WeightSource::Hpz:
+      return {true, 0};
+    case WeightSource::Int8:
+      return {false, 8};
+    case WeightSource::Int4:
+      return {false, 4};
+    case WeightSource::HpzInt8:
+      return {true, 8};
+    case WeightSource::HpzInt4:
+      return {true, 4};
+  }
+  throw Error("zero.inference_weights: a value without a route");
 }
 
 namespace {
@@ -34,8 +42,8 @@ InferenceWeights::InferenceWeights(const ZeroConfig& z, const Topology& topo, Co
                                    std::vector<ShardedUnit> units, std::vector<int> schedule)
     : topo_(topo),
       comm_(comm),
-      route_(parse_inference_weights(z.inference_weights)),
-      name_(z.inference_weights),
+      route_(inference_route(z.inference_weights)),
+      name_(deck_name(z.inference_weights)),
       wire_(wire_dtype(z)),
       q_{route_.bits == 0 ? 8 : route_.bits, z.weight_block, ScaleDType::F32},
       world_(Group::world(topo)),

@@ -1,6 +1,6 @@
 // Inference weight sources: how a model pass outside training (generation,
 // evaluation) gets the full weights of units the engine keeps sharded
-// (zero.inference_weights, one of kInferenceWeights):
+// (zero.inference_weights, a WeightSource):
 //  - "zero3": every acquire all-gathers the unit from the world, in
 //    zero.comm_dtype (ZeRO-3: per layer per generated token);
 //  - "full": refresh() gathers every unit once into an fp32 copy on every
@@ -38,17 +38,13 @@
 
 namespace zeropp {
 
-// The values of zero.inference_weights.
-inline const std::vector<std::string> kInferenceWeights = {"zero3", "full",     "hpz",     "int8",
-                                                           "int4",  "hpz+int8", "hpz+int4"};
-
 // What a zero.inference_weights value asks for.
 struct InferenceRoute {
   bool group = false;  // per-use gathers inside the hpZ group (else the world, or none)
   int bits = 0;        // 8 or 4: a quantized copy; 0: the comm dtype, no copy
   bool full = false;   // an fp32 copy of every unit, gathered once
 };
-InferenceRoute parse_inference_weights(const std::string& value);  // Error naming the key otherwise
+InferenceRoute inference_route(WeightSource source);
 
 // One unit as the engine shards it: this rank's slice of the padded unit.
 struct ShardedUnit {

@@ -98,6 +98,8 @@ TEST_CASE("bad decks and flags give one line naming the file, key and value", "[
                                  Catch::EndsWith("must be \"bf16\" or \"fp32\""));
   CHECK_THAT(error_of(ok, {"--comm.backend=gloo"}),
              Catch::Contains("comm.backend = \"gloo\"") && Catch::Contains("\"auto\", \"mpi\" or \"nccl\""));
+  CHECK_THAT(error_of(ok, {"--zero.inference_weights=int2"}),
+             Catch::Contains("zero.inference_weights = \"int2\""));
   const Config fp32 = load_config(ok, {"--zero.comm_dtype=fp32", "--model.recompute=layer"});
   CHECK(fp32.zero.comm_dtype == CommDType::FP32);
   CHECK(fp32.model.recompute == Recompute::Layer);

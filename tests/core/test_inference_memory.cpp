@@ -40,13 +40,13 @@ TEST_CASE("the generate estimate equals what a frozen engine, its model and ever
   const int P = world_size();
   for (const std::string family : {"gpt2", "llama"})
     for (const std::string dtype : {"fp32", "bf16"})
-      for (const std::string& route : kInferenceWeights)
-        DYNAMIC_SECTION(family << " " << dtype << " " << route << " on P=" << P) {
+      for (const auto& route : deck_names(WeightSource{}))
+        DYNAMIC_SECTION(family << " " << dtype << " " << route.name << " on P=" << P) {
           Config c = tiny(1, dtype);
           c.model.family = family;
           c.zero.ranks_per_node = P == 4 ? 2 : 0;
           c.zero.weight_block = 32;  // slices of part blocks: padded to whole ones
-          c.zero.inference_weights = route;
+          c.zero.inference_weights = route.value;
           c.train.batch_size = 3;
           c.train.seq_len = c.model.max_seq_len;  // as generate builds the model: the whole position table
           Run run(c);                             // the topology and communicator
@@ -65,7 +65,8 @@ TEST_CASE("the generate estimate equals what a frozen engine, its model and ever
           CHECK(e.activations == model->activation_bytes() + 8 * int64_t(B) * T);
           CHECK(e.decode == model->decode_bytes());
           CHECK(e.inference_weights == weights->copy_bytes() + weights->buffer_bytes());
-          if (route != "zero3" && route != "hpz") CHECK(weights->copy_bytes() > 0);
+          if (route.value != WeightSource::Zero3 && route.value != WeightSource::Hpz)
+            CHECK(weights->copy_bytes() > 0);
           // Recomputing the forward per token: the probabilities' buffer instead of the cache.
           const std::vector<int32_t> tokens(size_t(B) * T, 1);
           frozen.probs(tokens, B, T);
@@ -78,7 +79,7 @@ TEST_CASE("the generate estimate equals what a frozen engine, its model and ever
 TEST_CASE("a generate run that does not fit is refused naming --batch, the KV cache and the weights' copy",
           "[memory]") {
   Config c = tiny(1, "bf16");
-  c.zero.inference_weights = "full";
+  c.zero.inference_weights = WeightSource::Full;
   MemoryCheck m;
   m.need = estimate_generate_memory(c, 2, 2, Decoding::KVCache);
   m.ranks_on_node = 2;
@@ -94,7 +95,7 @@ TEST_CASE("a generate run that does not fit is refused naming --batch, the KV ca
                      Catch::Contains("a smaller --batch") &&
                      Catch::Contains("zero.inference_weights = zero3") &&
                      !Catch::Contains("train.batch_size"));
-  c.zero.inference_weights = "zero3";  // already the smallest: not a knob
+  c.zero.inference_weights = WeightSource::Zero3;  // already the smallest: not a knob
   CHECK_THAT(*memory_refusal(m, c), !Catch::Contains("zero.inference_weights"));
 }
 

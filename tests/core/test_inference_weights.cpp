@@ -87,11 +87,12 @@ TEST_CASE("inference weight sources: weights, bytes per acquire and refresh, mem
       const int64_t wb = dtype == "fp32" ? 4 : 2;
       // the weights of the int modes, which their hpZ twins must reproduce bit for bit
       std::vector<std::vector<float>> int_weights[2];
-      for (const std::string& mode : kInferenceWeights) {
+      for (const auto& source : deck_names(WeightSource{})) {
+        const std::string mode = source.name;
         Config cfg = tiny(1, dtype);
         cfg.zero.ranks_per_node = X;
         cfg.zero.weight_block = kBlock;
-        cfg.zero.inference_weights = mode;
+        cfg.zero.inference_weights = source.value;
         Run run(cfg);
         const Topology& t = run.topo;
         const auto sched = run.model->unit_schedule(Pass::Forward);
@@ -171,11 +172,14 @@ TEST_CASE("inference weight sources: weights, bytes per acquire and refresh, mem
   }
 }
 
-TEST_CASE("zero.inference_weights: an unknown value names the key", "[inference-weights]") {
-  CHECK(parse_inference_weights("hpz+int4").group);
-  CHECK(parse_inference_weights("hpz+int4").bits == 4);
-  CHECK(parse_inference_weights("zero3").bits == 0);
-  CHECK_THROWS_WITH(parse_inference_weights("int2"), Catch::Contains("zero.inference_weights = 'int2'"));
+TEST_CASE("zero.inference_weights: each source's route; an unknown spelling has none",
+          "[inference-weights]") {
+  CHECK(inference_route(WeightSource::HpzInt4).group);
+  CHECK(inference_route(WeightSource::HpzInt4).bits == 4);
+  CHECK(inference_route(WeightSource::Zero3).bits == 0);
+  CHECK(inference_route(WeightSource::Full).full);
+  CHECK(deck_value<WeightSource>("hpz+int8") == WeightSource::HpzInt8);
+  CHECK(!deck_value<WeightSource>("int2"));
 }
 
 TEST_CASE("inference weight sources: generation on P ranks equals one rank with the full weights",
@@ -184,12 +188,13 @@ TEST_CASE("inference weight sources: generation on P ranks equals one rank with 
   const std::vector<std::vector<int32_t>> prompts = {{5, 9, 1}, {7, 2}};
   for (int X = 1; X <= P; X *= 2) {
     if (P % X) continue;
-    for (const std::string& mode : kInferenceWeights) {
+    for (const auto& source : deck_names(WeightSource{})) {
+      const std::string mode = source.name;
       Config c = tiny(1, "fp32");
       c.train.batch_size = 2;
       c.zero.ranks_per_node = X;
       c.zero.weight_block = kBlock;
-      c.zero.inference_weights = mode;
+      c.zero.inference_weights = source.value;
       Run run(c);
       INFO("P=" << P << " X=" << X << " " << mode);
       const auto ref_model = make_model<float>(c.model, 2, c.train.seq_len);
