@@ -34,8 +34,8 @@ struct Weights {
 
 // Safetensors and llm.c files hold GPT-2s: another family is refused, not mislabelled.
 ParamLayout gpt2_only_layout(const ModelConfig& m) {
-  if (m.family != "gpt2")
-    throw Error("ckpt import/export: model.family = \"" + m.family +
+  if (m.family != ModelFamily::Gpt2)
+    throw Error("ckpt import/export: model.family = \"" + std::string(deck_name(m.family)) +
                 "\": only the gpt2 family converts to safetensors and llm.c files");
   return gpt2_layout(m);
 }

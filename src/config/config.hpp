@@ -22,6 +22,8 @@ namespace zeropp {
 
 // Keys that choose one of a few settings hold an enum, spelled in decks as
 // its deck_names() say (src/base/deck_enum.hpp).
+// model.family: one row each in src/models/model.cpp's family table.
+enum class ModelFamily { Gpt2, Llama };
 enum class Recompute { None, Layer };
 enum class Device { Host, Cuda };
 enum class CommDType { BF16, FP32 };
@@ -29,6 +31,9 @@ enum class WeightFormat { Int, FP8 };
 // zero.inference_weights: how generation gets the weights (src/zero/inference_weights.hpp).
 enum class WeightSource { Zero3, Full, Hpz, Int8, Int4, HpzInt8, HpzInt4 };
 
+constexpr std::array<DeckName<ModelFamily>, 2> deck_names(ModelFamily) {
+  return {{{ModelFamily::Gpt2, "gpt2"}, {ModelFamily::Llama, "llama"}}};
+}
 constexpr std::array<DeckName<Recompute>, 2> deck_names(Recompute) {
   return {{{Recompute::None, "none"}, {Recompute::Layer, "layer"}}};
 }
@@ -52,14 +57,14 @@ constexpr std::array<DeckName<WeightSource>, 7> deck_names(WeightSource) {
 }
 
 struct ModelConfig {
-  int vocab_size = 256;                   // V
-  int max_seq_len = 256;                  // rows of the position table
-  int n_layer = 4;                        // L
-  int n_head = 4;                         // H
-  int n_embd = 256;                       // C
-  std::string family = "gpt2";            // gpt2 | llama (src/models/)
-  int ffn_hidden = 0;                     // llama: SwiGLU hidden size (0: 4·n_embd)
-  Recompute recompute = Recompute::None;  // activation recomputation
+  int vocab_size = 256;                    // V
+  int max_seq_len = 256;                   // rows of the position table
+  int n_layer = 4;                         // L
+  int n_head = 4;                          // H
+  int n_embd = 256;                        // C
+  ModelFamily family = ModelFamily::Gpt2;  // src/models/
+  int ffn_hidden = 0;                      // llama: SwiGLU hidden size (0: 4·n_embd)
+  Recompute recompute = Recompute::None;   // activation recomputation
 };
 
 struct TrainConfig {

@@ -118,8 +118,7 @@ std::vector<Key> build_table() {
   model.add("n_head", &ModelConfig::n_head, "H: attention heads (divides n_embd)", {positive()});
   model.add("n_embd", &ModelConfig::n_embd, "C: embedding width", {positive()});
   model.add("family", &ModelConfig::family,
-            "gpt2, or llama (RMSNorm, rotary positions, SwiGLU, untied head; src/models/README.md)",
-            {one_of({"gpt2", "llama"})});
+            "gpt2, or llama (RMSNorm, rotary positions, SwiGLU, untied head; src/models/README.md)");
   model.add("ffn_hidden", &ModelConfig::ffn_hidden, "llama's SwiGLU hidden size (0: 4·n_embd)",
             {non_negative()});
   model.add("recompute", &ModelConfig::recompute,

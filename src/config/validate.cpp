@@ -22,7 +22,9 @@ const Rule kRules[] = {
     {"model.n_head", [](const Config& c) { return c.model.n_embd % c.model.n_head == 0; },
      [](const Config& c) { return "must divide model.n_embd = " + std::to_string(c.model.n_embd); }},
     {"model.n_head",
-     [](const Config& c) { return c.model.family != "llama" || (c.model.n_embd / c.model.n_head) % 2 == 0; },
+     [](const Config& c) {
+       return c.model.family != ModelFamily::Llama || (c.model.n_embd / c.model.n_head) % 2 == 0;
+     },
      [](const Config& c) {
        return "must leave an even head size for llama's rotary positions (model.n_embd = " +
               std::to_string(c.model.n_embd) + ")";

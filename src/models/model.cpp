@@ -14,7 +14,7 @@ namespace {
 
 // One entry per family: adding a family adds a row here and nothing in the engine.
 struct Family {
-  const char* name;
+  ModelFamily id;
   ModelDescription (*describe)(const ModelConfig&);
   std::unique_ptr<Model<float>> (*make_float)(const ModelConfig&, int, int);
   std::unique_ptr<Model<double>> (*make_double)(const ModelConfig&, int, int);
@@ -29,18 +29,16 @@ std::unique_ptr<Model<T>> make(const ModelConfig& m, int B, int Tmax) {
 }
 
 const Family kFamilies[] = {
-    {"gpt2", gpt2_description, make<GPT, float>, make<GPT, double>, gpt2_activation_bytes, gpt2_mlp_widths,
-     gpt2_forward_flops_per_token},
-    {"llama", llama_description, make<Llama, float>, make<Llama, double>, llama_activation_bytes,
+    {ModelFamily::Gpt2, gpt2_description, make<GPT, float>, make<GPT, double>, gpt2_activation_bytes,
+     gpt2_mlp_widths, gpt2_forward_flops_per_token},
+    {ModelFamily::Llama, llama_description, make<Llama, float>, make<Llama, double>, llama_activation_bytes,
      llama_mlp_widths, llama_forward_flops_per_token},
 };
 
 const Family& family(const ModelConfig& m) {
   for (const Family& f : kFamilies)
-    if (m.family == f.name) return f;
-  std::string known;
-  for (const Family& f : kFamilies) known += std::string(known.empty() ? "" : ", ") + f.name;
-  throw Error("model.family = \"" + m.family + "\": unknown (known: " + known + ")");
+    if (m.family == f.id) return f;
+  throw Error("model.family = \"" + std::string(deck_name(m.family)) + "\": not in the family table");
 }
 
 }  // namespace

@@ -149,7 +149,7 @@ class Model {
   bool backward_follows_ = true;
 };
 
-// The families by name (model.family); Error naming the key for another.
+// The families of model.family (src/models/model.cpp's table).
 ModelDescription describe_model(const ModelConfig& m);
 template <class T>
 std::unique_ptr<Model<T>> make_model(const ModelConfig& m, int B, int Tmax);

@@ -49,7 +49,7 @@ std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg,
   rows.emplace_back("deck", deck);
   rows.emplace_back("version", version_line());
   rows.emplace_back("ranks", topo.describe());
-  std::snprintf(buf, sizeof buf, "%s L=%d C=%d H=%d V=%d T=%d", m.family.c_str(), m.n_layer, m.n_embd,
+  std::snprintf(buf, sizeof buf, "%s L=%d C=%d H=%d V=%d T=%d", deck_name(m.family), m.n_layer, m.n_embd,
                 m.n_head, m.vocab_size, m.max_seq_len);
   rows.emplace_back("model", buf);
   rows.emplace_back("parameters", std::to_string(engine.parameters()));

@@ -16,7 +16,7 @@ namespace {
 
 // V, max_seq_len, L, H, C, family, LLaMA's SwiGLU width.
 ModelConfig decode_model(const std::string& family) {
-  return ModelConfig{29, 12, 2, 3, 12, family, family == "llama" ? 20 : 0};
+  return ModelConfig{29, 12, 2, 3, 12, deck_value<ModelFamily>(family).value(), family == "llama" ? 20 : 0};
 }
 
 // Softmax of logits[0..V) in double.

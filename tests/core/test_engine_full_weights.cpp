@@ -15,7 +15,7 @@ using namespace zeropp::test;
 TEST_CASE("the engine's one-rank gradient is the model's on full weights, for every family", "[engine]") {
   for (const std::string family : {"gpt2", "llama"}) {
     Config c = tiny(1, "fp32");
-    c.model.family = family;
+    c.model.family = deck_value<ModelFamily>(family).value();
     Run run(c, MPI_COMM_SELF);
     const std::vector<MicroBatch> mb = micro_batches(*run.train, 0, 1);
     run.engine.train_step(0, mb, 0.0);

@@ -15,7 +15,9 @@ using namespace zeropp::test;
 namespace {
 
 // V, max_seq_len, L, H, C, family (LLaMA's SwiGLU width: 4C).
-ModelConfig gen_model(const std::string& family) { return ModelConfig{64, 16, 2, 2, 24, family, 0}; }
+ModelConfig gen_model(const std::string& family) {
+  return ModelConfig{64, 16, 2, 2, 24, deck_value<ModelFamily>(family).value(), 0};
+}
 
 const std::vector<std::vector<int32_t>> kPrompts = {{5, 9, 1}, {7}, {3, 3, 60, 2, 8}};
 

@@ -26,7 +26,7 @@ TEST_CASE("the decode bytes formula equals the model's KV cache and scratch for 
                           {"llama", 29, 12, 2, 3, 12, 20, 3, 3},
                           {"llama", 50, 9, 1, 2, 16, 0, 4, 1}};
   for (const Shape& s : shapes) {
-    const ModelConfig m{s.V, s.Tmax, s.L, s.H, s.C, s.family, s.ffn};
+    const ModelConfig m{s.V, s.Tmax, s.L, s.H, s.C, deck_value<ModelFamily>(s.family).value(), s.ffn};
     const auto model = make_model<float>(m, s.Bmax, s.Tmax);
     CHECK(model->decode_bytes() == 0);  // nothing before the first reset
     model->decode_reset(s.B);
@@ -43,7 +43,7 @@ TEST_CASE("the generate estimate equals what a frozen engine, its model and ever
       for (const auto& route : deck_names(WeightSource{}))
         DYNAMIC_SECTION(family << " " << dtype << " " << route.name << " on P=" << P) {
           Config c = tiny(1, dtype);
-          c.model.family = family;
+          c.model.family = deck_value<ModelFamily>(family).value();
           c.zero.ranks_per_node = P == 4 ? 2 : 0;
           c.zero.weight_block = 32;  // slices of part blocks: padded to whole ones
           c.zero.inference_weights = route.value;

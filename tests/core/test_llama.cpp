@@ -18,14 +18,14 @@ using namespace zeropp::test;
 namespace {
 ModelConfig tiny_llama_model() {
   ModelConfig m = tiny_model_config();
-  m.family = "llama";
+  m.family = ModelFamily::Llama;
   m.ffn_hidden = 12;
   return m;
 }
 
 Config tiny_llama(int A, const std::string& dtype) {
   Config c = tiny(A, dtype);
-  c.model.family = "llama";
+  c.model.family = ModelFamily::Llama;
   c.model.ffn_hidden = 40;
   return c;
 }
@@ -59,12 +59,12 @@ TEST_CASE("llama: units follow the schedule, no unit is shared, the head is unti
 TEST_CASE("llama: activation bytes match its buffers; resume identity differs from GPT-2's", "[model]") {
   for (const auto& [L, C, H, V, B, T, F] :
        std::vector<std::array<int, 7>>{{1, 16, 2, 256, 2, 32, 0}, {3, 24, 3, 11, 5, 7, 40}}) {
-    ModelConfig m{V, T, L, H, C, "llama", F};
+    ModelConfig m{V, T, L, H, C, ModelFamily::Llama, F};
     Llama<float> model(m, B, T);
     CHECK(model_activation_bytes(m, B, T) == model.activation_bytes());
   }
   ModelConfig g = tiny_llama_model();
-  g.family = "gpt2";
+  g.family = ModelFamily::Gpt2;
   const std::string d = identity_differences(describe_model(g), describe_model(tiny_llama_model()));
   CHECK(d.find("family: gpt2 -> llama") != std::string::npos);
   CHECK(identity_differences(describe_model(tiny_llama_model()), describe_model(tiny_llama_model())).empty());

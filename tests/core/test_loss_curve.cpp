@@ -50,8 +50,8 @@ std::vector<double> loss_curve(const ModelConfig& cfg, const std::vector<std::ve
 
 TEST_CASE("fp32 training curve (fused kernels) equals the double one within rounding", "[model][fused]") {
   ModelConfig cfg{64, 48, 2, 4, 32};  // V, T, L, H, C: Tn 48 covers softmax lanes and tails
-  cfg.family = GENERATE(as<std::string>{}, "gpt2", "llama");
-  INFO("model.family = " << cfg.family);
+  cfg.family = GENERATE(ModelFamily::Gpt2, ModelFamily::Llama);
+  INFO("model.family = " << deck_name(cfg.family));
   const int B = 2, Tn = 48, steps = 6;
   std::vector<std::vector<double>> w0;
   {

@@ -51,7 +51,7 @@ TEST_CASE("the memory estimate equals what the engine and the model allocate", "
   for (const std::string family : {"gpt2", "llama"})  // GPT-2's tied embeddings: a shared unit
     for (const Variant& v : variants) DYNAMIC_SECTION(family << " " << v.name << " on P=" << P) {
         Config c = tiny(2, v.dtype);
-        c.model.family = family;
+        c.model.family = deck_value<ModelFamily>(family).value();
         c.zero.ranks_per_node = P == 4 ? 2 : 0;
         c.zero.quantized_weights = v.qw;
         c.zero.weight_bits = v.weight_bits;

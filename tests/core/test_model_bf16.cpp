@@ -19,8 +19,8 @@ using test::FullWeights;
 
 TEST_CASE("bf16 gradients are within 2e-2 (relative L2) of fp32 for every tensor", "[model][bf16]") {
   ModelConfig cfg{96, 32, 2, 4, 64};  // V, T, L, H, C
-  cfg.family = GENERATE(as<std::string>{}, "gpt2", "llama");
-  INFO("model.family = " << cfg.family);
+  cfg.family = GENERATE(ModelFamily::Gpt2, ModelFamily::Llama);
+  INFO("model.family = " << deck_name(cfg.family));
   const int B = 4, T = 32;
   const auto made = make_model<float>(cfg, B, T);
   Model<float>& model = *made;

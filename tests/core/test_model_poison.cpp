@@ -54,7 +54,7 @@ struct DeviceWeights final : UnitSource<float> {
 
 // V, max_seq_len, L, H, C, family, LLaMA's SwiGLU width.
 ModelConfig poison_model(const std::string& family) {
-  return ModelConfig{13, 6, 2, 2, 8, family, family == "llama" ? 12 : 0};
+  return ModelConfig{13, 6, 2, 2, 8, deck_value<ModelFamily>(family).value(), family == "llama" ? 12 : 0};
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ Result run_with(Config c, const std::string& recompute) {
 // first, a middle and a last block.
 Config deck(const std::string& family, bool zeropp) {
   Config c = tiny(2, zeropp ? "bf16" : "fp32");
-  c.model.family = family;
+  c.model.family = deck_value<ModelFamily>(family).value();
   c.model.n_layer = 3;
   c.zero.ranks_per_node = 1;
   return zeropp ? zeropp_full(c, world_size()) : c;
@@ -68,7 +68,7 @@ TEST_CASE("the activation estimate per recompute policy: what the model allocate
   const int B = 2, T = 16;
   for (const char* family : {"gpt2", "llama"}) {
     INFO(family);
-    ModelConfig m{64, T, 4, 2, 24, family, 0};
+    ModelConfig m{64, T, 4, 2, 24, deck_value<ModelFamily>(family).value(), 0};
     const int64_t none = activation_bytes(m, B, T);
     m.recompute = Recompute::Layer;
     const int64_t layer = activation_bytes(m, B, T);

@@ -45,7 +45,7 @@ TEST_CASE("returns fold the KL penalty into the per-token reward", "[rlhf]") {
 }
 
 TEST_CASE("rollouts continue each prompt through the generator and score what they drew", "[rlhf]") {
-  const ModelConfig m{64, 16, 2, 2, 24, "gpt2", 0};
+  const ModelConfig m{64, 16, 2, 2, 24, ModelFamily::Gpt2, 0};
   const int B = 2, Tp = 3, Tc = 4, S = Tp + Tc;
   const auto model = make_model<float>(m, B, m.max_seq_len);
   test::FullWeights<float> src(*model, 5);

@@ -78,7 +78,7 @@ Reference load_reference(const char* env, const std::string& family) {
     FAIL(env << " is not set: point it at the file tests/torch/" << family << "_reference.py writes");
   Reader r(path);
   Reference ref;
-  ref.cfg.family = family;
+  ref.cfg.family = deck_value<ModelFamily>(family).value();
   r.magic("ZPPTREF1");
   const auto h = r.vec<int32_t>(9, "header");
   ref.cfg.vocab_size = h[0];
@@ -200,7 +200,7 @@ namespace {
 void compare_with_torch(const Reference& ref, double ftol) {
   const double dtol = 1e-8;
   const Result d = run_ours<double>(ref);
-  INFO(ref.cfg.family << ": torch loss " << ref.loss << ", ours (double) " << d.loss);
+  INFO(deck_name(ref.cfg.family) << ": torch loss " << ref.loss << ", ours (double) " << d.loss);
   CHECK(std::abs(d.loss - ref.loss) <= 1e-10 * std::abs(ref.loss));
   const auto [dg, d_abs] = compare_grads(ref, d, dtol);
 
@@ -209,11 +209,11 @@ void compare_with_torch(const Reference& ref, double ftol) {
   CHECK(std::abs(f.loss - ref.loss) <= 1e-5 * std::abs(ref.loss));
   const auto [fg, f_abs] = compare_grads(ref, f, ftol);
 
-  WARN(ref.cfg.family << " torch reference: loss " << ref.loss << "; double: loss rel diff "
-                      << std::abs(d.loss - ref.loss) / std::abs(ref.loss) << ", grad max err " << dg
-                      << " (max abs " << d_abs << "); float: loss rel diff "
-                      << std::abs(f.loss - ref.loss) / std::abs(ref.loss) << ", grad max err " << fg
-                      << " (max abs " << f_abs << ")");
+  WARN(deck_name(ref.cfg.family) << " torch reference: loss " << ref.loss << "; double: loss rel diff "
+                                 << std::abs(d.loss - ref.loss) / std::abs(ref.loss) << ", grad max err "
+                                 << dg << " (max abs " << d_abs << "); float: loss rel diff "
+                                 << std::abs(f.loss - ref.loss) / std::abs(ref.loss) << ", grad max err "
+                                 << fg << " (max abs " << f_abs << ")");
 }
 }  // namespace
 

@@ -27,7 +27,7 @@ std::vector<T> advantage_like(int n) {
 
 ModelConfig tiny_llama() {
   ModelConfig m = test::tiny_model_config();
-  m.family = "llama";
+  m.family = ModelFamily::Llama;
   m.ffn_hidden = 12;
   return m;
 }
@@ -88,7 +88,7 @@ TEST_CASE("weights all 1 give the plain loss and gradient bit for bit", "[weight
     const auto [plain, g_plain] = loss_and_grad(*model, src, B, Tn);
     model->set_loss_weights(std::vector<float>(size_t(B) * Tn, 1.0f));
     const auto [ones, g_ones] = loss_and_grad(*model, src, B, Tn);
-    INFO(cfg.family);
+    INFO(deck_name(cfg.family));
     CHECK(ones == plain);
     REQUIRE(g_ones == g_plain);
   }
