@@ -18,6 +18,7 @@
 #include "src/run/micro_batches.hpp"
 #include "src/run/non_finite.hpp"
 #include "src/run/save_and_resume.hpp"
+#include "src/run/startup_rows.hpp"
 #include "src/run/stop_signals.hpp"
 #include "src/train/train.hpp"
 
@@ -88,19 +89,10 @@ StepRecord iteration_record(int64_t it, const StepStats& st, const ByteCounters&
   return r;
 }
 
-std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg, const Config& e,
-                                                              const std::string& deck, const Run& run) {
+StartupRows startup_rows(const Config& cfg, const Config& e, const std::string& deck, const Run& run) {
   const RlhfConfig& r = cfg.rlhf;
-  const auto& m = cfg.model;
   char buf[256];
-  std::vector<std::pair<std::string, std::string>> rows;
-  rows.emplace_back("deck", deck);
-  rows.emplace_back("version", version_line());
-  rows.emplace_back("ranks", run.topo.describe());
-  std::snprintf(buf, sizeof buf, "%s L=%d C=%d H=%d V=%d T=%d", deck_name(m.family), m.n_layer, m.n_embd,
-                m.n_head, m.vocab_size, m.max_seq_len);
-  rows.emplace_back("model", buf);
-  rows.emplace_back("parameters", std::to_string(run.engine.parameters()));
+  StartupRows rows = common_startup_rows(deck, run.topo, cfg.model, run.engine.parameters());
   rows.emplace_back("actor", "ZeRO-3 engine, AdamW at rlhf.lr, " +
                                  std::string(deck_name(cfg.zero.comm_dtype)) + " gathers" +
                                  (cfg.zero.quantized_weights ? ", qwZ" : ""));

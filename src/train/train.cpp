@@ -26,6 +26,7 @@
 #include "src/run/checkpoint_saver.hpp"
 #include "src/run/non_finite.hpp"
 #include "src/run/save_and_resume.hpp"
+#include "src/run/startup_rows.hpp"
 #include "src/run/step_bytes.hpp"
 #include "src/run/stop_signals.hpp"
 #include "src/zero/engine.hpp"
@@ -35,24 +36,15 @@ namespace zeropp {
 
 namespace {
 
-std::vector<std::pair<std::string, std::string>> startup_rows(const Config& cfg, const std::string& deck,
-                                                              const Topology& topo, const Engine& engine,
-                                                              const MemoryCheck& memory,
-                                                              const Communicator& comm,
-                                                              const DeviceRun& device) {
+StartupRows startup_rows(const Config& cfg, const std::string& deck, const Topology& topo,
+                         const Engine& engine, const MemoryCheck& memory, const Communicator& comm,
+                         const DeviceRun& device) {
   const auto& m = cfg.model;
   const auto& t = cfg.train;
   const double fpt = 3 * forward_flops_per_token(m, t.seq_len);
   const int64_t tokens_per_step = int64_t(t.batch_size) * t.seq_len * t.grad_accum * topo.P;
   char buf[256];
-  std::vector<std::pair<std::string, std::string>> rows;
-  rows.emplace_back("deck", deck);
-  rows.emplace_back("version", version_line());
-  rows.emplace_back("ranks", topo.describe());
-  std::snprintf(buf, sizeof buf, "%s L=%d C=%d H=%d V=%d T=%d", deck_name(m.family), m.n_layer, m.n_embd,
-                m.n_head, m.vocab_size, m.max_seq_len);
-  rows.emplace_back("model", buf);
-  rows.emplace_back("parameters", std::to_string(engine.parameters()));
+  StartupRows rows = common_startup_rows(deck, topo, m, engine.parameters());
   std::snprintf(buf, sizeof buf, "%.3g (training: 3 x forward)", fpt);
   rows.emplace_back("FLOPs per token", buf);
   std::snprintf(buf, sizeof buf, "B=%d T=%d A=%d P=%d -> %lld tokens/step", t.batch_size, t.seq_len,
