@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "io/metrics.hpp"
-#include "io/run_dir.hpp"
 #include "src/base/errors.hpp"
 #include "src/base/logging.hpp"
 #include "src/generate/sampler.hpp"
@@ -17,6 +16,7 @@
 #include "src/run/checkpoint_saver.hpp"
 #include "src/run/micro_batches.hpp"
 #include "src/run/non_finite.hpp"
+#include "src/run/run_folder.hpp"
 #include "src/run/save_and_resume.hpp"
 #include "src/run/startup_rows.hpp"
 #include "src/run/stop_signals.hpp"
@@ -150,19 +150,10 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
     init_from_checkpoint(topo, reference, ref_model->describe(), e, r.init_from);
     if (from.path.empty()) init_from_checkpoint(topo, actor, run.model->describe(), e, r.init_from);
   }
-  collectively(topo.world.get(), [&] {
-    if (topo.rank == 0) {
-      if (use == RunFolderUse::Overwrite) remove_previous_run(e);
-      make_run_dir(e.train.out_dir);
-      write_text_atomic(e.train.out_dir, "config.toml", to_toml(cfg));
-      log_file.open(e.train.out_dir + "/rlhf.log", !resume.empty());
-    }
-  });
-  MetricsOptions mopts;
-  mopts.resume = !from.path.empty();
-  mopts.resume_step = from.step;
+  open_run_folder(topo, e, to_toml(cfg), use, !resume.empty(), log_file, "rlhf.log");
   MetricsWriter metrics(topo.world.get(), e.train.out_dir,
-                        RunInfo{to_toml(cfg), topo.P, topo.X, topo.Y, version_line(), {}}, mopts);
+                        RunInfo{to_toml(cfg), topo.P, topo.X, topo.Y, version_line(), {}},
+                        metrics_options(from));
 
   const PassRunner actor_pass = [&](const std::function<void(UnitSource<float>&)>& f) {
     actor.inference_pass(f);

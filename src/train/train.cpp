@@ -9,7 +9,6 @@
 
 #include "io/data_loader.hpp"
 #include "io/metrics.hpp"
-#include "io/run_dir.hpp"
 #include "kernels/blas_core.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/gemm_batched.hpp"
@@ -25,6 +24,7 @@
 #include "src/run/build_info.hpp"
 #include "src/run/checkpoint_saver.hpp"
 #include "src/run/non_finite.hpp"
+#include "src/run/run_folder.hpp"
 #include "src/run/save_and_resume.hpp"
 #include "src/run/startup_rows.hpp"
 #include "src/run/step_bytes.hpp"
@@ -201,19 +201,10 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
       resume.empty() ? ResumePoint{} : resume_run(topo, engine, run.model->describe(), cfg, resume);
   if (!init_from.empty()) init_from_checkpoint(topo, engine, run.model->describe(), cfg, init_from);
   // Only now, with every check passed and the checkpoint loaded, is the folder written.
-  collectively(topo.world.get(), [&] {
-    if (topo.rank == 0) {
-      if (use == RunFolderUse::Overwrite) remove_previous_run(cfg);
-      make_run_dir(t.out_dir);
-      write_text_atomic(t.out_dir, "config.toml", to_toml(cfg));
-      log_file.open(t.out_dir + "/train.log", !resume.empty());
-    }
-  });
-  MetricsOptions mopts;
-  mopts.resume = !from.path.empty();
-  mopts.resume_step = from.step;
+  open_run_folder(topo, cfg, to_toml(cfg), use, !resume.empty(), log_file, "train.log");
   MetricsWriter metrics(topo.world.get(), t.out_dir,
-                        RunInfo{to_toml(cfg), topo.P, topo.X, topo.Y, version_line(), {}}, mopts);
+                        RunInfo{to_toml(cfg), topo.P, topo.X, topo.Y, version_line(), {}},
+                        metrics_options(from));
 
   const double flops_per_token = 3 * forward_flops_per_token(cfg.model, t.seq_len);
   const double tokens_per_step = double(t.batch_size) * t.seq_len * t.grad_accum * topo.P;
