@@ -50,7 +50,8 @@ std::unique_ptr<Communicator> make_backend(CommBackend requested, const Topology
   // Staging is for the mpi backend: auto means mpi then, and any other choice is refused first.
   const CommBackend wanted = device_staging && requested == CommBackend::Auto ? CommBackend::Mpi : requested;
   check_device_staging(device_staging, wanted, can);
-  const CommBackend backend = resolve_comm_backend(wanted, can);
+  // Refuses what cannot run; without CUDA only mpi can, so only CUDA builds look at the answer.
+  [[maybe_unused]] const CommBackend backend = resolve_comm_backend(wanted, can);
 #ifdef ZEROPP_HAVE_CUDA
   if (backend == CommBackend::Nccl) {
     try {
