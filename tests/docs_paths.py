@@ -7,13 +7,29 @@ folders (`src/zero/engine.hpp`, `kernels/quant_fp8*`, `src/zero/engine.*`,
 `scripts/test --quick`, `src/zero/shard.hpp:12`). A glob must match at least one
 file. Prints one line per missing path (file:line: path) and exits 1 if any.
 """
+import fnmatch
 import glob
 import os
 import re
 import sys
 
 root = os.environ.get("ZEROPP_SOURCE_DIR") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-tops = sorted(e for e in os.listdir(root) if os.path.isdir(os.path.join(root, e)) and e != ".git" and not e.startswith("build"))
+
+
+def ignored_folders():
+    """The folder patterns .gitignore names (`/build*/`, `runs/`, `data/`): what runs
+    and builds create in the checkout, never repository paths, though a doc may name
+    them (`runs/default/metrics.h5`)."""
+    with open(os.path.join(root, ".gitignore"), encoding="utf-8") as f:
+        return [line.strip().strip("/") for line in f if line.strip().endswith("/")]
+
+
+ignored = ignored_folders()
+tops = sorted(
+    e
+    for e in os.listdir(root)
+    if os.path.isdir(os.path.join(root, e)) and e != ".git" and not any(fnmatch.fnmatch(e, g) for g in ignored)
+)
 # A path: a top-level folder, then path characters; stops at a space, a colon
 # (file:line), a comma or a closing backquote.
 path_re = re.compile(r"`((?:%s)/[A-Za-z0-9_.*{},/+-]*)" % "|".join(re.escape(t) for t in tops))
