@@ -17,7 +17,7 @@ node_every=${ZEROPP_CHAOS_NODE_EVERY:-3}
 seed=${ZEROPP_CHAOS_SEED:-$((($(date +%s%N) / 1000) % 32768))}
 RANDOM=$seed
 echo "chaos seed $seed ($kills kills; ZEROPP_CHAOS_NODE_EVERY=$node_every)"
-steps=300  # long enough (~25 ms a step) for every kill to find the run still going
+steps=300  # every kill comes within ~20 steps of its attempt's start: the run is still going
 run=(--model.n_layer=1 --model.n_embd=32 --model.n_head=2 --model.max_seq_len=32 --train.batch_size=2
      --train.seq_len=32 --train.sample_tokens=0 --data.val= --log.every=1 --train.steps=$steps
      --zero.ranks_per_node=2 --zero.weight_block=32 --zero.gradient_block=32 --zero.quantized_weights=true
@@ -32,8 +32,10 @@ launch() {  # launch OUT_DIR: the run's command line
 timeout 300 $(launch "$work/ref") > "$work/ref.log" 2>&1 || { bad "reference run"; tail -3 "$work/ref.log"; }
 
 # The same under supervision, with kills: each waits for the attempt running
-# to take a random number of steps (1 to 6), then a random moment up to 0.9 s
-# more (a save may be in flight, or being committed), and kills a random rank
+# to take a random number of steps (1 to 6), then a random moment up to 90 ms
+# more (a save, every 2 steps, may be in flight or being committed; an absolute
+# wait longer than that let a fast machine finish the run before the last
+# kill), and kills a random rank
 # (or a node's). The back-off is capped at 1 s: doubled after each of many
 # restarts it would outlast the kill loop's wait for the next attempt.
 out="$work/chaos"
@@ -61,7 +63,7 @@ for ((k = 0; k < kills; ++k)); do
     kill -0 "$supervisor" 2> /dev/null || break
     sleep 0.1
   done
-  sleep "0.$((RANDOM % 10))"
+  sleep "0.0$((RANDOM % 10))"
   mapfile -t pids < <(ranks_of)
   ((${#pids[@]})) || break  # the run is over
   victims=("${pids[RANDOM % ${#pids[@]}]}") what="one of ${#pids[@]} rank processes"
