@@ -47,20 +47,26 @@ why() {
 }
 
 # train NAME STEPS FLAGS...: one run; "KERNEL ZEROPP" cross-node bytes on stdout.
+# A run that fails is retried once, after printing why: over this TCP stack a run
+# can end non-zero after its last step (UCX 1.13 hanging in MPI_Finalize, past the
+# bounded finalize; once, a rank's exit 1 with no line of zeropp's), and what this
+# test measures is the bytes of the steps. A second failure fails the test.
 train() {
-  local name=$1 steps=$2 before after
+  local name=$1 steps=$2 before after rc try
   shift 2
-  before=$(tx_sum)
-  timeout -k 5 300 "$cluster" mpiexec 2 "$ZEROPP" train inputs/tiny.toml --train.batch_size=1 --train.seq_len=64 \
-    --train.steps="$steps" --log.every=1 --train.sample_tokens=0 --data.val= --checkpoint.every=0 \
-    --checkpoint.at_end=false --train.out_dir="$work/$name" "$@" > "$work/$name.log" 2>&1
-  local rc=$?
-  after=$(tx_sum)
-  ((rc == 0)) || {
-    echo "run $name: status $rc" >&2
+  for try in 1 2; do
+    before=$(tx_sum)
+    timeout -k 5 300 "$cluster" mpiexec 2 "$ZEROPP" train inputs/tiny.toml --train.batch_size=1 \
+      --train.seq_len=64 --train.steps="$steps" --log.every=1 --train.sample_tokens=0 --data.val= \
+      --checkpoint.every=0 --checkpoint.at_end=false --train.out_dir="$work/$name" --overwrite "$@" \
+      > "$work/$name.log" 2>&1
+    rc=$?
+    after=$(tx_sum)
+    ((rc == 0)) && break
+    echo "run $name (try $try of 2): status $rc" >&2
     why "$work/$name.log" >&2
-    return 1
-  }
+  done
+  ((rc == 0)) || return 1
   awk -v k=$((after - before)) '/^step [0-9]+\// {for (i = 1; i < NF; i++) if ($i == "xnode") s += $(i + 1) * 1e6}
     END {printf "%d %d\n", k, s}' "$work/$name.log"
 }
