@@ -105,7 +105,28 @@ std::string toml_text(const KeyValue& v) {
   return r + "]";
 }
 
+namespace {
+// Whether s is well-formed UTF-8 (what a TOML string must be: the saved deck is read back).
+bool valid_utf8(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char b = static_cast<unsigned char>(s[i]);
+    const size_t n = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t j = 1; j < n; ++j)
+      if ((static_cast<unsigned char>(s[i + j]) >> 6) != 0x2) return false;
+    i += n;
+  }
+  return true;
+}
+}  // namespace
+
 void store(Config& c, const Key& k, const KeyValue& v, const std::string& where) {
+  const auto* text = std::get_if<std::string>(&v);
+  const auto* list = std::get_if<std::vector<std::string>>(&v);
+  bool utf8 = !text || valid_utf8(*text);
+  if (list)
+    for (const auto& e : *list) utf8 = utf8 && valid_utf8(e);
+  if (!utf8) throw Error(where + ": key '" + k.full_name() + "': the value is not valid UTF-8");
   if (k.type == KeyType::Int) {
     const int64_t i = std::get<int64_t>(v);
     if (i < INT_MIN || i > INT_MAX)
