@@ -46,11 +46,24 @@ why() {
   dmesg 2> /dev/null | grep -iE 'out of memory|killed process' | tail -2
 }
 
+# finished_before_finalize LOG: the run's work is done (the all-ranks byte line
+# comes from a reduction every rank entered after its last step) and no line of
+# zeropp's but the bounded finalize's reports an error.
+finished_before_finalize() {
+  grep -q '^collective bytes | step [0-9]* | all ranks' "$1" &&
+    ! grep '^zeropp:' "$1" | grep -vq 'MPI_Finalize did not return'
+}
+
 # train NAME STEPS FLAGS...: one run; "KERNEL ZEROPP" cross-node bytes on stdout.
-# A run that fails is retried once, after printing why: over this TCP stack a run
-# can end non-zero after its last step (UCX 1.13 hanging in MPI_Finalize, past the
-# bounded finalize; once, a rank's exit 1 with no line of zeropp's), and what this
-# test measures is the bytes of the steps. A second failure fails the test.
+# MPICH 4.0.2 over UCX 1.13's tcp transport deadlocks in MPI_Finalize in about one
+# run in five between these nodes (a four-rank MPI_Init/MPI_Allreduce/MPI_Finalize
+# program without zeropp does it as often): one rank waits in UCX's endpoint
+# flush for peers that have left UCX for a PMI barrier. zeropp's bounded finalize
+# ends such a run 20 s later; how hydra then reports the job (0, 1, or 255 when a
+# proxy sees a rank close its PMI socket unfinalized) depends on which rank exits
+# first. What this test measures is the bytes of the steps, so a run that finished
+# its steps counts whatever that status; a run that failed earlier is retried once,
+# after printing why, and a second failure fails the test.
 train() {
   local name=$1 steps=$2 before after rc try
   shift 2
@@ -63,6 +76,11 @@ train() {
     rc=$?
     after=$(tx_sum)
     ((rc == 0)) && break
+    if ((rc != 124 && rc != 137)) && finished_before_finalize "$work/$name.log"; then
+      echo "run $name: status $rc after its last step (MPI_Finalize over UCX/TCP); its steps count" >&2
+      rc=0
+      break
+    fi
     echo "run $name (try $try of 2): status $rc" >&2
     why "$work/$name.log" >&2
   done
