@@ -1,9 +1,11 @@
-// The zeropp command line (CLI11): subcommands train, prepare-data, bench.
+// The zeropp command line (CLI11): each command is a file of src/app/commands/
+// behind the interface of command.hpp.
 //
 //   zeropp train DECK.toml [--section.key=value ...]
-//   zeropp prepare-data --input TEXT --out-dir DIR [--val-fraction 0.05]
-//   zeropp bench step DECK.toml [--steps N] [--section.key=value ...]
-//   zeropp --version
+//   zeropp generate|eval CHECKPOINT ...      zeropp rlhf DECK.toml ...
+//   zeropp prepare-data ...                  zeropp tokenizer train ...
+//   zeropp ckpt info|verify|import|export    zeropp bench step|quant|collectives|generate
+//   zeropp help keys                         zeropp --version
 //
 // Every rank parses the same arguments; only rank 0 prints help and errors.
 #pragma once

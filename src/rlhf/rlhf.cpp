@@ -12,7 +12,6 @@
 #include "src/rlhf/policy_gradient.hpp"
 #include "src/rlhf/reward.hpp"
 #include "src/rlhf/rollout.hpp"
-#include "src/run/build_info.hpp"
 #include "src/run/checkpoint_saver.hpp"
 #include "src/run/micro_batches.hpp"
 #include "src/run/non_finite.hpp"
@@ -150,10 +149,8 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
     init_from_checkpoint(topo, reference, ref_model->describe(), e, r.init_from);
     if (from.path.empty()) init_from_checkpoint(topo, actor, run.model->describe(), e, r.init_from);
   }
-  open_run_folder(topo, e, to_toml(cfg), use, !resume.empty(), log_file, "rlhf.log");
-  MetricsWriter metrics(topo.world.get(), e.train.out_dir,
-                        RunInfo{to_toml(cfg), topo.P, topo.X, topo.Y, version_line(), {}},
-                        metrics_options(from));
+  MetricsWriter metrics =
+      open_run_folder(topo, e, to_toml(cfg), use, !resume.empty(), from, log_file, "rlhf.log");
 
   const PassRunner actor_pass = [&](const std::function<void(UnitSource<float>&)>& f) {
     actor.inference_pass(f);

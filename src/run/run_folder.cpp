@@ -2,11 +2,13 @@
 
 #include "io/run_dir.hpp"
 #include "src/base/errors.hpp"
+#include "src/run/build_info.hpp"
 
 namespace zeropp {
 
-void open_run_folder(const Topology& topo, const Config& cfg, const std::string& deck_toml, RunFolderUse use,
-                     bool resuming, LogFile& log, const std::string& log_name) {
+MetricsWriter open_run_folder(const Topology& topo, const Config& cfg, const std::string& deck_toml,
+                              RunFolderUse use, bool resuming, const ResumePoint& from, LogFile& log,
+                              const std::string& log_name) {
   collectively(topo.world.get(), [&] {
     if (topo.rank != 0) return;
     if (use == RunFolderUse::Overwrite) remove_previous_run(cfg);
@@ -14,13 +16,11 @@ void open_run_folder(const Topology& topo, const Config& cfg, const std::string&
     write_text_atomic(cfg.train.out_dir, "config.toml", deck_toml);
     log.open(cfg.train.out_dir + "/" + log_name, resuming);
   });
-}
-
-MetricsOptions metrics_options(const ResumePoint& from) {
   MetricsOptions o;
   o.resume = !from.path.empty();
   o.resume_step = from.step;
-  return o;
+  return MetricsWriter(topo.world.get(), cfg.train.out_dir,
+                       RunInfo{deck_toml, topo.P, topo.X, topo.Y, version_line(), {}}, o);
 }
 
 }  // namespace zeropp

@@ -16,11 +16,10 @@ namespace zeropp {
 
 // Collective over topo.world. Rank 0 removes a previous run (Overwrite),
 // makes cfg.train.out_dir, writes deck_toml there as config.toml and opens
-// log_name there for `log` (appending when resuming).
-void open_run_folder(const Topology& topo, const Config& cfg, const std::string& deck_toml, RunFolderUse use,
-                     bool resuming, LogFile& log, const std::string& log_name);
-
-// metrics.h5's options: continued after from.step when the run resumed.
-MetricsOptions metrics_options(const ResumePoint& from);
+// log_name there for `log` (appending when resuming); then every rank opens the
+// run's metrics.h5 there, continued after from.step when the run resumed.
+MetricsWriter open_run_folder(const Topology& topo, const Config& cfg, const std::string& deck_toml,
+                              RunFolderUse use, bool resuming, const ResumePoint& from, LogFile& log,
+                              const std::string& log_name);
 
 }  // namespace zeropp

@@ -201,10 +201,8 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
       resume.empty() ? ResumePoint{} : resume_run(topo, engine, run.model->describe(), cfg, resume);
   if (!init_from.empty()) init_from_checkpoint(topo, engine, run.model->describe(), cfg, init_from);
   // Only now, with every check passed and the checkpoint loaded, is the folder written.
-  open_run_folder(topo, cfg, to_toml(cfg), use, !resume.empty(), log_file, "train.log");
-  MetricsWriter metrics(topo.world.get(), t.out_dir,
-                        RunInfo{to_toml(cfg), topo.P, topo.X, topo.Y, version_line(), {}},
-                        metrics_options(from));
+  MetricsWriter metrics =
+      open_run_folder(topo, cfg, to_toml(cfg), use, !resume.empty(), from, log_file, "train.log");
 
   const double flops_per_token = 3 * forward_flops_per_token(cfg.model, t.seq_len);
   const double tokens_per_step = double(t.batch_size) * t.seq_len * t.grad_accum * topo.P;
