@@ -2,7 +2,7 @@
 #   P/bin/zeropp, P/bin/zeropp_ckpt_scan (the checkpoint scanner zeropp starts from its folder),
 #   P/bin/zeropp-plot (-> share/zeropp/scaling/plot_run.py)
 #   P/lib/libzeropp_yield.so, libzeropp_sgemm_timer.so (LD_PRELOAD libraries)
-#   P/share/zeropp/{inputs,jobs,scaling,scripts,tools/profile,modules}, P/share/doc/zeropp/{README.md,docs}
+#   P/share/zeropp/{inputs,jobs,scaling,scripts,profile,modules}, P/share/doc/zeropp/{README.md,docs}
 # Job scripts find the binary on PATH and the decks under ../share/zeropp next
 # to it (jobs/README.md), so a prefix can be copied or moved as a whole.
 include(GNUInstallDirs)
@@ -22,7 +22,7 @@ install(DIRECTORY inputs jobs DESTINATION ${zeropp_share} USE_SOURCE_PERMISSIONS
 install(PROGRAMS scaling/analyze.py scaling/metrics_table.py scaling/plot_run.py scaling/read_checkpoint.py
         DESTINATION ${zeropp_share}/scaling)
 install(PROGRAMS scripts/prepare-corpus scripts/openblas-coretype DESTINATION ${zeropp_share}/scripts)
-install(PROGRAMS tools/profile/step_breakdown.py DESTINATION ${zeropp_share}/tools/profile)
+install(PROGRAMS src/bench/profile/step_breakdown.py DESTINATION ${zeropp_share}/profile)
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY docs DESTINATION ${CMAKE_INSTALL_DOCDIR})  # docs/ kept: the README links into it
 install(CODE "file(CREATE_LINK ../${zeropp_share}/scaling/plot_run.py

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tools/profile/sgemm_timer.c preloaded into a 2-step run: one row per GEMM
+# src/bench/profile/sgemm_timer.c preloaded into a 2-step run: one row per GEMM
 # shape with its call count, and the total line. A few seconds.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 needs_corpus

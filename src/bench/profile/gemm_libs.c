@@ -16,7 +16,7 @@
 // library, dlopen'ed with RTLD_DEEPBIND so that it reaches BLIS's sgemm_:
 //   R=/tmp/blasprobe/root/usr B=$R/lib/x86_64-linux-gnu/blis-serial
 //   gcc -O2 -Wall -Wextra -fopenmp -isystem $R/include
-//     -isystem $R/include/x86_64-linux-gnu/blis-serial tools/profile/gemm_libs.c
+//     -isystem $R/include/x86_64-linux-gnu/blis-serial src/bench/profile/gemm_libs.c
 //     -o /tmp/blasprobe/gemm_libs $R/lib/libxsmmext.a $R/lib/libxsmm.a -lopenblas $B/libblis.a -ldl -lm
 // Run (one thread per library, one core; each command above and below is one line):
 //   OPENBLAS_NUM_THREADS=1 BLIS_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_CORETYPE=SkylakeX

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""Per-shape library choice checked out of sample, for tools/profile/gemm_libs.c.
+"""Per-shape library choice checked out of sample, for src/bench/profile/gemm_libs.c.
 
 gemm_libs prints its own "best library per shape" line, but picks and times
 on the same repetitions, which flatters by the noise. This picks each shape's
 library on run A's hot CPU ratios and prices the step's mix with run B's
 ratios, each shape weighted by OpenBLAS's time for it in B.
 
-  python3 tools/profile/gemm_libs_crossval.py tiny_a.md tiny_b.md
+  python3 src/bench/profile/gemm_libs_crossval.py tiny_a.md tiny_b.md
 """
 import sys
 

@@ -4,7 +4,7 @@
 Usage:
   perf record -e cpu-clock -F 400 --call-graph dwarf,16384 -o perf.data \
       build/bin/zeropp bench step DECK --steps 3 --data.val=
-  perf script -i perf.data | tools/profile/step_breakdown.py
+  perf script -i perf.data | src/bench/profile/step_breakdown.py
 
 Takes the samples whose call stack passes through zeropp::train_step during
 the fp32 steps (bench step times fp32 first; they end where the bf16 run's
