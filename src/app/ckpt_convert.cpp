@@ -5,7 +5,6 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "io/atomic_file.hpp"
@@ -15,6 +14,7 @@
 #include "src/base/errors.hpp"
 #include "src/config/config.hpp"
 #include "src/config/hf_config.hpp"
+#include "src/models/gpt2/gpt2_interop.hpp"
 #include "src/models/gpt2/gpt2_layout.hpp"
 #include "src/models/param_layout.hpp"
 #include "src/run/build_info.hpp"
@@ -24,7 +24,6 @@ namespace zeropp {
 namespace {
 
 namespace fs = std::filesystem;
-using json = nlohmann::json;
 
 // A GPT-2's weights by Hugging Face name, each row-major in Hugging Face's shape.
 struct Weights {
@@ -71,15 +70,6 @@ void resize_vocab(Weights& w, int rows) {
 
 // --- Hugging Face ------------------------------------------------------------
 
-// "h.<digits>.attn.bias" and "h.<digits>.attn.masked_bias": causal-mask buffers, not weights.
-bool is_attention_buffer(const std::string& n) {
-  if (n.rfind("h.", 0) != 0) return false;
-  size_t i = 2;
-  while (i < n.size() && n[i] >= '0' && n[i] <= '9') ++i;
-  const std::string rest = n.substr(i);
-  return i > 2 && (rest == ".attn.bias" || rest == ".attn.masked_bias");
-}
-
 Weights read_safetensors_weights(const std::string& source, int* skipped) {
   std::error_code ec;
   const std::string file =
@@ -90,21 +80,19 @@ Weights read_safetensors_weights(const std::string& source, int* skipped) {
   Weights w;
   w.model = read_hf_config(config);
   const SafetensorsHeader h = read_safetensors_header(file);
-  // GPT2LMHeadModel's state dict names everything "transformer.<name>"; GPT2Model's does not.
-  const std::string prefix = h.find("wte.weight")               ? ""
-                             : h.find("transformer.wte.weight") ? "transformer."
-                                                                : "-";
-  if (prefix == "-") throw Error(where + ": no tensor 'wte.weight' or 'transformer.wte.weight': not a GPT-2");
+  const std::string lm = gpt2::kHfPrefix;
+  const std::string prefix = h.find("wte.weight") ? "" : h.find(lm + "wte.weight") ? lm : "-";
+  if (prefix == "-") throw Error(where + ": no tensor 'wte.weight' or '" + lm + "wte.weight': not a GPT-2");
   const ParamLayout layout = gpt2_only_layout(w.model);
   const SafetensorsEntry* lm_head = nullptr;
   *skipped = 0;
   for (const SafetensorsEntry& e : h.tensors) {
-    if (e.name == "lm_head.weight" || e.name == prefix + "lm_head.weight") {
+    if (e.name == gpt2::kHfLmHead || e.name == prefix + gpt2::kHfLmHead) {
       lm_head = &e;
       continue;
     }
     const std::string n = e.name.rfind(prefix, 0) == 0 ? e.name.substr(prefix.size()) : "";
-    if (is_attention_buffer(n)) {
+    if (gpt2::is_hf_attention_buffer(n)) {
       ++*skipped;
       continue;
     }
@@ -140,19 +128,7 @@ void write_safetensors_weights(const Weights& w, const std::string& out) {
   for (const UnitSpec& u : layout.units)
     for (const ParamSpec& p : u.params) tensors.push_back({p.name, p.shape, w.t.at(p.name).data()});
   write_safetensors(out, tensors, {{"format", "pt"}});
-  const ModelConfig& m = w.model;
-  const json c = {{"architectures", {"GPT2LMHeadModel"}},
-                  {"model_type", "gpt2"},
-                  {"vocab_size", m.vocab_size},
-                  {"n_positions", m.max_seq_len},
-                  {"n_ctx", m.max_seq_len},
-                  {"n_embd", m.n_embd},
-                  {"n_layer", m.n_layer},
-                  {"n_head", m.n_head},
-                  {"activation_function", "gelu_new"},
-                  {"layer_norm_epsilon", 1e-5},
-                  {"tie_word_embeddings", true}};
-  const std::string text = c.dump(2) + "\n";
+  const std::string text = hf_config_text(w.model);
   AtomicFile f(config);
   f.write(text.data(), text.size());
   f.commit();
@@ -160,43 +136,19 @@ void write_safetensors_weights(const Weights& w, const std::string& out) {
 
 // --- llm.c ---------------------------------------------------------------------
 
-// llm.c's arrays (in file order) and our names: per layer ("h.<l>." + hf) or not;
-// matrices transposed (llm.c [out, in], ours [in, out]).
-struct LlmcName {
-  const char* llmc;
-  const char* hf;
-  bool per_layer, transposed;
-};
-constexpr LlmcName kLlmcNames[] = {{"wte", "wte.weight", false, false},
-                                   {"wpe", "wpe.weight", false, false},
-                                   {"ln1w", "ln_1.weight", true, false},
-                                   {"ln1b", "ln_1.bias", true, false},
-                                   {"qkvw", "attn.c_attn.weight", true, true},
-                                   {"qkvb", "attn.c_attn.bias", true, false},
-                                   {"attprojw", "attn.c_proj.weight", true, true},
-                                   {"attprojb", "attn.c_proj.bias", true, false},
-                                   {"ln2w", "ln_2.weight", true, false},
-                                   {"ln2b", "ln_2.bias", true, false},
-                                   {"fcw", "mlp.c_fc.weight", true, true},
-                                   {"fcb", "mlp.c_fc.bias", true, false},
-                                   {"fcprojw", "mlp.c_proj.weight", true, true},
-                                   {"fcprojb", "mlp.c_proj.bias", true, false},
-                                   {"lnfw", "ln_f.weight", false, false},
-                                   {"lnfb", "ln_f.bias", false, false}};
-
 // Calls f(k, l, our name, llm.c's pointer offset in array k) for every tensor of every layer.
 template <class F>
 void for_each_llmc_tensor(const LlmcHeader& h, const ParamLayout& layout, F&& f) {
   const std::vector<LlmcArray> arrays = llmc_array_shapes(h);
   for (size_t k = 0; k < arrays.size(); ++k) {
-    const LlmcName& n = kLlmcNames[k];
+    const gpt2::LlmcArrayName& n = gpt2::llmc_arrays().at(k);
     if (arrays[k].name != n.llmc) throw Error(std::string("internal: llm.c array order: ") + n.llmc);
     if (!n.per_layer) {
-      f(k, *layout.find(n.hf), 0);
+      f(k, *layout.find(n.name), 0);
       continue;
     }
     for (int l = 0; l < h.n_layer; ++l) {
-      const ParamSpec& p = *layout.find("h." + std::to_string(l) + "." + n.hf);
+      const ParamSpec& p = *layout.find("h." + std::to_string(l) + "." + n.name);
       f(k, p, int64_t(l) * p.numel);
     }
   }
@@ -211,7 +163,7 @@ Weights from_llmc(const LlmcModel& m) {
     std::vector<float>& dst = w.t[p.name];
     dst.resize(size_t(p.numel));
     const float* src = m.arrays[k].data() + at;
-    if (kLlmcNames[k].transposed)
+    if (gpt2::llmc_arrays()[k].transposed)
       transpose(src, p.shape[1], p.shape[0], dst.data());  // llm.c's [out, in] = ours [in, out]^T
     else
       std::memcpy(dst.data(), src, dst.size() * sizeof(float));
@@ -239,7 +191,7 @@ LlmcModel to_llmc(Weights w, int header_vocab, bool bf16) {
   for_each_llmc_tensor(h, layout, [&](size_t k, const ParamSpec& p, int64_t at) {
     const std::vector<float>& src = w.t.at(p.name);
     float* dst = m.arrays[k].data() + at;
-    if (kLlmcNames[k].transposed)
+    if (gpt2::llmc_arrays()[k].transposed)
       transpose(src.data(), p.shape[0], p.shape[1], dst);
     else
       std::memcpy(dst, src.data(), size_t(p.numel) * sizeof(float));

@@ -49,4 +49,19 @@ ModelConfig read_hf_config(const std::string& path) {
   return m;
 }
 
+std::string hf_config_text(const ModelConfig& m) {
+  const json c = {{"architectures", {"GPT2LMHeadModel"}},
+                  {"model_type", "gpt2"},
+                  {"vocab_size", m.vocab_size},
+                  {"n_positions", m.max_seq_len},
+                  {"n_ctx", m.max_seq_len},
+                  {"n_embd", m.n_embd},
+                  {"n_layer", m.n_layer},
+                  {"n_head", m.n_head},
+                  {"activation_function", "gelu_new"},
+                  {"layer_norm_epsilon", 1e-5},
+                  {"tie_word_embeddings", true}};
+  return c.dump(2) + "\n";
+}
+
 }  // namespace zeropp
