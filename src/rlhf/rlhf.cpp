@@ -12,13 +12,10 @@
 #include "src/rlhf/policy_gradient.hpp"
 #include "src/rlhf/reward.hpp"
 #include "src/rlhf/rollout.hpp"
-#include "src/run/checkpoint_saver.hpp"
 #include "src/run/micro_batches.hpp"
-#include "src/run/non_finite.hpp"
-#include "src/run/run_folder.hpp"
+#include "src/run/run_session.hpp"
 #include "src/run/save_and_resume.hpp"
 #include "src/run/startup_rows.hpp"
-#include "src/run/stop_signals.hpp"
 #include "src/train/train.hpp"
 
 namespace zeropp {
@@ -126,14 +123,7 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
                   " is longer than the position table allows (model.max_seq_len + 1 = " +
                   std::to_string(cfg.model.max_seq_len + 1) + ")");
   });
-  const RunFolderUse use = !resume.empty() ? RunFolderUse::Resume
-                           : overwrite     ? RunFolderUse::Overwrite
-                                           : RunFolderUse::New;
-  collectively(MPI_COMM_WORLD, [&] {
-    if (world_rank() == 0) check_run_folders(e, use);
-  });
-  const double started = MPI_Wtime();
-  StopSignals signals;
+  RunStart start(e, resume, overwrite);
   Run run(e, MPI_COMM_WORLD, estimate_rlhf_memory);
   const Topology& topo = run.topo;
   Engine& actor = run.engine;
@@ -141,7 +131,6 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
   ref_model->set_precision(e.train.precision);
   Engine reference(ref_cfg, topo, *run.comm, *ref_model, true);  // frozen: no gradients, no Adam moments
   reference.init_weights(uint64_t(e.train.seed));
-  LogFile log_file;
   log_table("zeropp rlhf", startup_rows(cfg, e, deck_path, run));
   const ResumePoint from =
       resume.empty() ? ResumePoint{} : resume_run(topo, actor, run.model->describe(), e, resume);
@@ -149,31 +138,21 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
     init_from_checkpoint(topo, reference, ref_model->describe(), e, r.init_from);
     if (from.path.empty()) init_from_checkpoint(topo, actor, run.model->describe(), e, r.init_from);
   }
-  MetricsWriter metrics =
-      open_run_folder(topo, e, to_toml(cfg), use, !resume.empty(), from, log_file, "rlhf.log");
+  RunSession session(start, topo, *run.comm, run.world, actor, to_toml(cfg), from, "rlhf.log", "iteration",
+                     [&](int64_t it) {
+                       return SavePoint{it, it * int64_t(B) * T * topo.P, run.train->window_start(it, 0)};
+                     });
+  MetricsWriter& metrics = session.metrics();
 
   const PassRunner actor_pass = [&](const std::function<void(UnitSource<float>&)>& f) {
     actor.inference_pass(f);
   };
-  CheckpointSaver saver(topo, e);
-  const auto save = [&](int64_t it) {
-    return saver.save(actor.checkpoint_shards(true),
-                      SavePoint{it, it * int64_t(B) * T * topo.P, run.train->window_start(it, 0)});
-  };
   ByteCounters& counters = run.comm->counters();
   const int gather = int(Kind::AllGather);
-  int64_t saved_at = -1;
   double last_iteration_s = 0;
   for (int64_t it = from.step; it < r.iterations; ++it) {
-    // Iteration boundary: commit and stop as `zeropp train` does (src/run/stop_signals.hpp).
-    saver.at_step_boundary();
-    if (const char* why = stop_reason(*run.comm, run.world, started, last_iteration_s, e.train.max_runtime)) {
-      metrics.flush();
-      if (saved_at != it) save(it);
-      saver.finish();
-      log0("stopping at iteration %lld (%s); resume with --resume auto\n", (long long)it, why);
-      return kExitStopped;
-    }
+    // Iteration boundary: commit and stop as `zeropp train` does (src/run/run_session.hpp).
+    if (session.stop_before(it, last_iteration_s)) return kExitStopped;
     const double t0 = MPI_Wtime();
     counters.reset();
     IterationTimes tm;
@@ -242,26 +221,16 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
           "generate %.2f s | train %.2f s | other %.2f s | %.2f samples/s | elapsed %s\n",
           (long long)(it + 1), (long long)r.iterations, mean_reward, mean_kl, st.loss, st.grad_norm,
           tm.gather, tm.generate, tm.train, tm.other, n_seqs / tm.total,
-          format_duration(MPI_Wtime() - started).c_str());
+          format_duration(MPI_Wtime() - start.started).c_str());
       std::string text = texts[0];  // rank 0's first row, on one line
       std::replace(text.begin(), text.end(), '\n', '/');
       log0("sample (reward %g): %s\n", reward[0], text.c_str());
     }
-    if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm)) {
-      saver.finish();
-      metrics.flush();
-      if (topo.rank == 0) print_error(non_finite_message(it + 1, st.loss, st.grad_norm, from.path));
-      return kExitNonFinite;
-    }
-    if (e.checkpoint.every > 0 && (it + 1) % e.checkpoint.every == 0) {
-      save(it + 1);
-      saved_at = it + 1;
-    }
+    if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm))
+      return session.non_finite(it + 1, st.loss, st.grad_norm);
+    session.after_step(it + 1);
   }
-  metrics.flush();
-  if (e.checkpoint.at_end && saved_at != r.iterations && from.step < r.iterations) save(r.iterations);
-  saver.finish();
-  if (const std::string s = saver.summary(); !s.empty()) log0("%s\n", s.c_str());
+  session.finish(r.iterations);
   return kExitOk;
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 
 #include "io/data_loader.hpp"
@@ -22,13 +23,10 @@
 #include "src/generate/generate.hpp"
 #include "src/run/blas_kernels.hpp"
 #include "src/run/build_info.hpp"
-#include "src/run/checkpoint_saver.hpp"
-#include "src/run/non_finite.hpp"
-#include "src/run/run_folder.hpp"
+#include "src/run/run_session.hpp"
 #include "src/run/save_and_resume.hpp"
 #include "src/run/startup_rows.hpp"
 #include "src/run/step_bytes.hpp"
-#include "src/run/stop_signals.hpp"
 #include "src/zero/engine.hpp"
 #include "src/zero/optimizer.hpp"
 
@@ -175,24 +173,65 @@ std::string training_sample(Run& run) {
   return decode_bytes(toks);
 }
 
+// A run's pace: the rates of the step line and the steady-state mean, which
+// leaves out the run's first step (its warm-up).
+class Throughput {
+ public:
+  Throughput(const Config& cfg, double tokens_per_step)
+      : steps_(cfg.train.steps),
+        tokens_(tokens_per_step),
+        flops_per_token_(3 * forward_flops_per_token(cfg.model, cfg.train.seq_len)) {}
+  void add(double seconds, bool steady) {
+    last_s_ = seconds;
+    if (!steady) return;
+    steady_s_ += seconds;
+    ++steady_n_;
+  }
+  double last_step_s() const { return last_s_; }
+  StepLine line(int64_t step, const StepStats& st, double lr, double elapsed_s, double eta_s) const {
+    return {step,
+            steps_,
+            st.loss,
+            lr,
+            st.grad_norm,
+            last_s_ * 1e3,
+            tokens_ / last_s_,
+            flops_per_token_ * tokens_ / last_s_ * 1e-9,
+            st.inter_node_bytes_all * 1e-6,
+            st.bytes.hidden_fraction(),
+            elapsed_s,
+            eta_s};
+  }
+  // "steady state: ..." after the loop; "" when no step after the first ran.
+  std::string steady_line() const {
+    if (steady_n_ == 0) return "";
+    const double n = double(steady_n_);
+    char buf[200];
+    std::snprintf(
+        buf, sizeof buf,
+        "steady state: %.1f ms/step | %.0f tok/s | %.1f GFLOP/s (mean of %lld steps after the first)",
+        steady_s_ / n * 1e3, tokens_ * n / steady_s_, flops_per_token_ * tokens_ * n / steady_s_ * 1e-9,
+        (long long)steady_n_);
+    return buf;
+  }
+
+ private:
+  int64_t steps_;
+  double tokens_, flops_per_token_;
+  double last_s_ = 0, steady_s_ = 0;
+  int64_t steady_n_ = 0;
+};
+
 }  // namespace
 
 int run_training(const Config& cfg, const std::string& deck_path, const std::string& resume, bool overwrite,
                  const std::string& init_from) {
   const auto& t = cfg.train;
-  const double started = MPI_Wtime();
-  StopSignals signals;
-  const RunFolderUse use = !resume.empty() ? RunFolderUse::Resume
-                           : overwrite     ? RunFolderUse::Overwrite
-                                           : RunFolderUse::New;
-  collectively(MPI_COMM_WORLD, [&] {
-    if (world_rank() == 0) check_run_folders(cfg, use);
-  });
+  RunStart start(cfg, resume, overwrite);
   Run run(cfg);
   const Topology& topo = run.topo;
   Engine& engine = run.engine;
   const DataLoader* val = run.val.get();
-  LogFile log_file;  // rank 0's output also goes to train.log in the run folder
   log_table("zeropp training",
             startup_rows(cfg, deck_path, topo, engine, run.memory, *run.comm, *run.device));
   if (const std::string w = blas_core_warning(); !w.empty()) log0("warning: %s\n", w.c_str());
@@ -200,87 +239,50 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   const ResumePoint from =
       resume.empty() ? ResumePoint{} : resume_run(topo, engine, run.model->describe(), cfg, resume);
   if (!init_from.empty()) init_from_checkpoint(topo, engine, run.model->describe(), cfg, init_from);
-  // Only now, with every check passed and the checkpoint loaded, is the folder written.
-  MetricsWriter metrics =
-      open_run_folder(topo, cfg, to_toml(cfg), use, !resume.empty(), from, log_file, "train.log");
-
-  const double flops_per_token = 3 * forward_flops_per_token(cfg.model, t.seq_len);
   const double tokens_per_step = double(t.batch_size) * t.seq_len * t.grad_accum * topo.P;
   int64_t tokens_seen = from.tokens_seen;
-  std::string last_saved = from.path;  // for the message when the loss turns non-finite
-  CheckpointSaver saver(topo, cfg);
-  const auto save = [&](int64_t step) {
-    return saver.save(engine.checkpoint_shards(true),
-                      SavePoint{step, tokens_seen, run.train->window_start(step, 0)});
-  };
-  if (cfg.checkpoint.at_start && from.step == 0) last_saved = save(0);
-  double steady_s = 0, last_step_s = 0;
-  int64_t steady_n = 0, saved_at = -1;
+  // Only now, with every check passed and the checkpoint loaded, is the folder written.
+  RunSession session(start, topo, *run.comm, run.world, engine, to_toml(cfg), from, "train.log", "step",
+                     [&](int64_t step) {
+                       return SavePoint{step, tokens_seen, run.train->window_start(step, 0)};
+                     });
+  MetricsWriter& metrics = session.metrics();
+  if (cfg.checkpoint.at_start && from.step == 0) session.save(0);
+  Throughput rate(cfg, tokens_per_step);
   ByteCounters last_bytes;  // of the last step this run took
   const double loop_started = MPI_Wtime();
   for (int64_t step = from.step; step < t.steps; ++step) {
-    // Step boundary: commit an asynchronous save every rank has written;
-    // stop (after a checkpoint) on a signal or before the time limit would
-    // be crossed by the next two steps. One all-reduce each.
-    saver.at_step_boundary();
-    if (const char* why = stop_reason(*run.comm, run.world, started, last_step_s, t.max_runtime)) {
-      save(step);
-      saver.finish();
-      log0("stopping at step %lld (%s); resume with --resume auto\n", (long long)step, why);
-      return kExitStopped;
-    }
+    // Step boundary: commit an asynchronous save every rank has written; stop
+    // (after a checkpoint) on a signal or before the time limit would be
+    // crossed by the next two steps.
+    if (session.stop_before(step, rate.last_step_s())) return kExitStopped;
     const double lr = learning_rate(cfg.optim, step, t.steps);
     const double t0 = MPI_Wtime();
     const StepStats st = train_step(run, step, lr);
     const double t1 = MPI_Wtime();
     ZCHECK_MPI(MPI_Barrier(topo.world.get()));  // the step ends when the slowest rank is done
     const double dt = MPI_Wtime() - t0;
-    last_step_s = dt;
+    rate.add(dt, step > from.step);  // the first step pays for warm-up: kept out of the mean
     last_bytes = st.bytes;
     tokens_seen += int64_t(tokens_per_step);
-    if (step > from.step) {  // the first step pays for warm-up: keep it out of averages
-      steady_s += dt;
-      ++steady_n;
-    }
     // Steps count from 1 in metrics.h5, the log and checkpoint names alike.
     metrics.append(metrics_record(step + 1, st, lr, dt, dt - (t1 - t0), tokens_per_step));
     if ((step + 1) % cfg.log.every == 0 || step + 1 == t.steps) {
-      const StepLine line{step + 1,
-                          t.steps,
-                          st.loss,
-                          lr,
-                          st.grad_norm,
-                          dt * 1e3,
-                          tokens_per_step / dt,
-                          flops_per_token * tokens_per_step / dt * 1e-9,
-                          st.inter_node_bytes_all * 1e-6,
-                          st.bytes.hidden_fraction(),
-                          MPI_Wtime() - started,
-                          eta_seconds(MPI_Wtime() - loop_started, step + 1 - from.step, t.steps - step - 1)};
-      log0("%s\n", format_step(line).c_str());
+      const double eta = eta_seconds(MPI_Wtime() - loop_started, step + 1 - from.step, t.steps - step - 1);
+      log0("%s\n", format_step(rate.line(step + 1, st, lr, MPI_Wtime() - start.started, eta)).c_str());
     }
     // loss and norm are all-reduced: every rank takes this branch together.
     // The weights just took a non-finite step: nothing more is saved.
-    if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm)) {
-      saver.finish();  // the save in flight holds the weights before this step
-      metrics.flush();
-      if (topo.rank == 0) print_error(non_finite_message(step + 1, st.loss, st.grad_norm, last_saved));
-      return kExitNonFinite;
-    }
+    if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm))
+      return session.non_finite(step + 1, st.loss, st.grad_norm);
     if (val && t.val_every > 0 && (step + 1) % t.val_every == 0 && step + 1 < t.steps) {
       const double loss = engine.eval_loss(validation_batches(*val, t.val_batches));
       metrics.append_validation(step + 1, loss);
       log0("val step %lld | loss %.4f\n", (long long)(step + 1), loss);
     }
-    if (cfg.checkpoint.every > 0 && (step + 1) % cfg.checkpoint.every == 0) {
-      last_saved = save(step + 1);
-      saved_at = step + 1;
-    }
+    session.after_step(step + 1);
   }
-  metrics.flush();
-  if (cfg.checkpoint.at_end && saved_at != t.steps && from.step < t.steps) save(t.steps);
-  saver.finish();
-  if (const std::string s = saver.summary(); !s.empty()) log0("%s\n", s.c_str());
+  session.finish(t.steps);
   if (val) {
     const double loss = engine.eval_loss(validation_batches(*val, t.val_batches));
     if (from.step < t.steps) {  // else metrics.h5 holds it from the run that got there
@@ -291,10 +293,7 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   }
   if (from.step < t.steps)  // the same on every rank: all enter the reduction
     log0("%s\n", step_bytes_line(t.steps, last_bytes, topo.world.get()).c_str());
-  if (steady_n > 0)
-    log0("steady state: %.1f ms/step | %.0f tok/s | %.1f GFLOP/s (mean of %lld steps after the first)\n",
-         steady_s / double(steady_n) * 1e3, tokens_per_step * double(steady_n) / steady_s,
-         flops_per_token * tokens_per_step * double(steady_n) / steady_s * 1e-9, (long long)steady_n);
+  if (const std::string s = rate.steady_line(); !s.empty()) log0("%s\n", s.c_str());
   if (t.sample_tokens > 0) log0("sample:\n%s\n", training_sample(run).c_str());
   return kExitOk;
 }
