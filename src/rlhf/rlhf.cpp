@@ -85,6 +85,56 @@ StepRecord iteration_record(int64_t it, const StepStats& st, const ByteCounters&
   return r;
 }
 
+// One iteration's batch for the update, from this rank's sampled rows (B rows of
+// prompt + completion tokens): the inputs and targets, and REINFORCE's per-token
+// weights (returns with the KL in the reward, less the batch-mean baseline over all
+// ranks). One all-reduce, which also gives the mean reward and KL; each row's text
+// ("prompt | completion") for the log.
+struct ScoredBatch {
+  MicroBatch mb;
+  std::vector<double> reward;
+  std::vector<std::string> texts;
+  double mean_reward = 0, mean_kl = 0;
+};
+
+ScoredBatch score(const std::vector<int32_t>& seqs, Engine& actor, Engine& reference, Communicator& comm,
+                  Group& world, const RlhfConfig& r) {
+  const int B = r.batch_size, Tp = r.prompt_len, Tc = r.completion_len, T = Tp + Tc - 1;
+  ScoredBatch out;
+  MicroBatch& mb = out.mb;
+  for (int b = 0; b < B; ++b) {
+    const auto row = seqs.begin() + long(b) * (T + 1);
+    mb.tokens.insert(mb.tokens.end(), row, row + T);
+    mb.targets.insert(mb.targets.end(), row + 1, row + T + 1);
+  }
+  // Both models' log-probabilities of the sampled tokens.
+  const std::vector<double> lp_actor = completion_log_probs(actor.token_losses(mb), B, Tp, Tc);
+  const std::vector<double> lp_ref = completion_log_probs(reference.token_losses(mb), B, Tp, Tc);
+  out.reward.resize(size_t(B));
+  for (int b = 0; b < B; ++b) {
+    const auto row = seqs.begin() + long(b) * (T + 1);
+    const std::string completion = decode_bytes(std::vector<int32_t>(row + Tp, row + T + 1));
+    out.reward[size_t(b)] = word_reward(completion, r.reward_word, r.reward_clip);
+    out.texts.push_back(decode_bytes(std::vector<int32_t>(row, row + Tp)) + " | " + completion);
+  }
+  const std::vector<double> G = token_returns(out.reward, lp_actor, lp_ref, r.beta, B, Tc);
+  // One all-reduce: the per-position return sums (the baseline), the reward and KL sums.
+  std::vector<double> sums = column_sums(G, B, Tc);
+  double reward_sum = 0, kl_sum = 0;
+  for (double x : out.reward) reward_sum += x;
+  for (size_t i = 0; i < lp_actor.size(); ++i) kl_sum += lp_actor[i] - lp_ref[i];
+  sums.push_back(reward_sum);
+  sums.push_back(kl_sum);
+  comm.allreduce_sum(world, sums.data(), int64_t(sums.size()), Purpose::Other, "rlhf sums");
+  const double n_seqs = double(B) * world.size();
+  std::vector<double> baseline(sums.begin(), sums.begin() + Tc);
+  for (double& x : baseline) x /= n_seqs;
+  out.mean_reward = sums[size_t(Tc)] / n_seqs;
+  out.mean_kl = sums[size_t(Tc) + 1] / (n_seqs * Tc);
+  mb.weights = advantage_weights(G, baseline, B, Tp, Tc);
+  return out;
+}
+
 StartupRows startup_rows(const Config& cfg, const Config& e, const std::string& deck, const Run& run) {
   const RlhfConfig& r = cfg.rlhf;
   char buf[256];
@@ -168,37 +218,9 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
     tm.generate = MPI_Wtime() - t0;
     const double gen_gather = counters.seconds[size_t(gather)];
 
-    // Inputs and targets of the rows, and both models' log-probabilities of the sampled tokens.
-    MicroBatch mb;
-    for (int b = 0; b < B; ++b) {
-      const auto row = seqs.begin() + long(b) * (T + 1);
-      mb.tokens.insert(mb.tokens.end(), row, row + T);
-      mb.targets.insert(mb.targets.end(), row + 1, row + T + 1);
-    }
-    const std::vector<double> lp_actor = completion_log_probs(actor.token_losses(mb), B, Tp, Tc);
-    const std::vector<double> lp_ref = completion_log_probs(reference.token_losses(mb), B, Tp, Tc);
-    std::vector<double> reward(static_cast<size_t>(B));
-    std::vector<std::string> texts;  // prompt | completion of each row, for the log
-    for (int b = 0; b < B; ++b) {
-      const auto row = seqs.begin() + long(b) * (T + 1);
-      const std::string completion = decode_bytes(std::vector<int32_t>(row + Tp, row + T + 1));
-      reward[size_t(b)] = word_reward(completion, r.reward_word, r.reward_clip);
-      texts.push_back(decode_bytes(std::vector<int32_t>(row, row + Tp)) + " | " + completion);
-    }
-    const std::vector<double> G = token_returns(reward, lp_actor, lp_ref, r.beta, B, Tc);
-    // One all-reduce: the per-position return sums (the baseline), the reward and KL sums.
-    std::vector<double> sums = column_sums(G, B, Tc);
-    double reward_sum = 0, kl_sum = 0;
-    for (double x : reward) reward_sum += x;
-    for (size_t i = 0; i < lp_actor.size(); ++i) kl_sum += lp_actor[i] - lp_ref[i];
-    sums.push_back(reward_sum);
-    sums.push_back(kl_sum);
-    run.comm->allreduce_sum(run.world, sums.data(), int64_t(sums.size()), Purpose::Other, "rlhf sums");
+    ScoredBatch batch = score(seqs, actor, reference, *run.comm, run.world, r);
+    MicroBatch& mb = batch.mb;
     const double n_seqs = double(B) * topo.P;
-    std::vector<double> baseline(sums.begin(), sums.begin() + Tc);
-    for (double& x : baseline) x /= n_seqs;
-    const double mean_reward = sums[size_t(Tc)] / n_seqs, mean_kl = sums[size_t(Tc) + 1] / (n_seqs * Tc);
-    mb.weights = advantage_weights(G, baseline, B, Tp, Tc);
     ByteCounters before_train = counters;  // train_step starts its own count
 
     const double t1 = MPI_Wtime();
@@ -213,18 +235,18 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
     tm.train -= st.bytes.seconds[size_t(gather)];
     tm.other = tm.total - tm.gather - tm.generate - tm.train;
     metrics.append(iteration_record(it + 1, st, before_train, r.lr, tm, n_seqs * Tc));
-    metrics.append_rlhf(
-        {it + 1, mean_reward, mean_kl, tm.gather, tm.generate, tm.train, tm.other, n_seqs / tm.total});
+    metrics.append_rlhf({it + 1, batch.mean_reward, batch.mean_kl, tm.gather, tm.generate, tm.train, tm.other,
+                         n_seqs / tm.total});
     if ((it + 1) % cfg.log.every == 0 || it + 1 == r.iterations) {
       log0(
           "iter %lld/%lld | reward %.3f | kl %.4f | pg loss %.4f | norm %.3f | gather %.2f s | "
           "generate %.2f s | train %.2f s | other %.2f s | %.2f samples/s | elapsed %s\n",
-          (long long)(it + 1), (long long)r.iterations, mean_reward, mean_kl, st.loss, st.grad_norm,
-          tm.gather, tm.generate, tm.train, tm.other, n_seqs / tm.total,
+          (long long)(it + 1), (long long)r.iterations, batch.mean_reward, batch.mean_kl, st.loss,
+          st.grad_norm, tm.gather, tm.generate, tm.train, tm.other, n_seqs / tm.total,
           format_duration(MPI_Wtime() - start.started).c_str());
-      std::string text = texts[0];  // rank 0's first row, on one line
+      std::string text = batch.texts[0];  // rank 0's first row, on one line
       std::replace(text.begin(), text.end(), '\n', '/');
-      log0("sample (reward %g): %s\n", reward[0], text.c_str());
+      log0("sample (reward %g): %s\n", batch.reward[0], text.c_str());
     }
     if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm))
       return session.non_finite(it + 1, st.loss, st.grad_norm);
