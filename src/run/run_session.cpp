@@ -29,7 +29,6 @@ RunSession::RunSession(RunStart& start, const Topology& topo, Communicator& comm
                        Engine& engine, const std::string& deck_toml, const ResumePoint& from,
                        const std::string& log_name, const char* unit, SavePointOf point)
     : start_(start),
-      cfg_(start.cfg),
       comm_(comm),
       world_(world),
       engine_(engine),
@@ -38,10 +37,10 @@ RunSession::RunSession(RunStart& start, const Topology& topo, Communicator& comm
       from_step_(from.step),
       last_saved_(from.path),
       saver_(topo, start.cfg) {
-  const std::string& dir = cfg_.train.out_dir;
+  const std::string& dir = start_.cfg.train.out_dir;
   collectively(topo.world.get(), [&] {
     if (topo.rank != 0) return;
-    if (start.use == RunFolderUse::Overwrite) remove_previous_run(cfg_);
+    if (start.use == RunFolderUse::Overwrite) remove_previous_run(start_.cfg);
     make_run_dir(dir);
     write_text_atomic(dir, "config.toml", deck_toml);
     start.log.open(dir + "/" + log_name, !start.resume.empty());
@@ -60,7 +59,7 @@ void RunSession::save(int64_t n) {
 
 bool RunSession::stop_before(int64_t n, double last_step_s) {
   saver_.at_step_boundary();
-  const char* why = stop_reason(comm_, world_, start_.started, last_step_s, cfg_.train.max_runtime);
+  const char* why = stop_reason(comm_, world_, start_.started, last_step_s, start_.cfg.train.max_runtime);
   if (!why) return false;
   metrics_->flush();
   if (saved_at_ != n) save(n);
@@ -70,7 +69,7 @@ bool RunSession::stop_before(int64_t n, double last_step_s) {
 }
 
 void RunSession::after_step(int64_t n) {
-  if (cfg_.checkpoint.every > 0 && n % cfg_.checkpoint.every == 0) save(n);
+  if (start_.cfg.checkpoint.every > 0 && n % start_.cfg.checkpoint.every == 0) save(n);
 }
 
 int RunSession::non_finite(int64_t n, double loss, double grad_norm) {
@@ -82,7 +81,7 @@ int RunSession::non_finite(int64_t n, double loss, double grad_norm) {
 
 void RunSession::finish(int64_t end) {
   metrics_->flush();
-  if (cfg_.checkpoint.at_end && saved_at_ != end && from_step_ < end) save(end);
+  if (start_.cfg.checkpoint.at_end && saved_at_ != end && from_step_ < end) save(end);
   saver_.finish();
   if (const std::string s = saver_.summary(); !s.empty()) log0("%s\n", s.c_str());
 }

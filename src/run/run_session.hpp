@@ -81,7 +81,6 @@ class RunSession {
 
  private:
   const RunStart& start_;
-  const Config& cfg_;
   Communicator& comm_;
   Group& world_;
   Engine& engine_;

@@ -46,12 +46,11 @@ why() {
   dmesg 2> /dev/null | grep -iE 'out of memory|killed process' | tail -2
 }
 
-# finished_before_finalize LOG: the run's work is done (the all-ranks byte line
-# comes from a reduction every rank entered after its last step) and no line of
-# zeropp's but the bounded finalize's reports an error.
+# finished_before_finalize LOG: the run's work is done and only MPI_Finalize failed
+# after it (scaling/sweep.py's rule, the one the slow-link study applies too).
 finished_before_finalize() {
-  grep -q '^collective bytes | step [0-9]* | all ranks' "$1" &&
-    ! grep '^zeropp:' "$1" | grep -vq 'MPI_Finalize did not return'
+  /usr/bin/python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import sweep
+sys.exit(not sweep.finished_before_finalize(sys.argv[2]))' "$root/scaling" "$1"
 }
 
 # train NAME STEPS FLAGS...: one run; "KERNEL ZEROPP" cross-node bytes on stdout.
