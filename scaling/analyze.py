@@ -4,7 +4,7 @@
   scaling/analyze.py STUDY_DIR [--out DIR] [--prefix NAME_]
 
 Reads STUDY_DIR/manifest.json and each run's metrics.h5 (layout:
-io/metrics.hpp; read with scaling/metrics_table.py's functions) and run.json,
+io/files/metrics.hpp; read with scaling/metrics_table.py's functions) and run.json,
 and writes into --out (default STUDY_DIR/report):
 
   PREFIXtables.md             one markdown table per scaling kind (also printed)

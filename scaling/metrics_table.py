@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Markdown tables from zeropp's metrics.h5 files (layout: io/metrics.hpp).
+"""Markdown tables from zeropp's metrics.h5 files (layout: io/files/metrics.hpp).
 
   scaling/metrics_table.py RUN [RUN ...]          one row per run
   scaling/metrics_table.py --steps RUN [RUN ...]  a table of steps per run

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Plots of zeropp training runs from their metrics.h5 (layout: io/metrics.hpp).
+"""Plots of zeropp training runs from their metrics.h5 (layout: io/files/metrics.hpp).
 
   scaling/plot_run.py RUN [RUN ...]                  RUN/plot.png for each run
   scaling/plot_run.py --overlay -o runs.png RUN ...  all runs in one figure

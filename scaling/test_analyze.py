@@ -2,7 +2,7 @@
 """Smoke test of scaling/analyze.py (and scaling/sweep.py --dry-run).
 
 Builds a tiny synthetic study in a temporary folder: a manifest as sweep.py
-writes it and metrics.h5 files in io/metrics.hpp's layout (one packed
+writes it and metrics.h5 files in io/files/metrics.hpp's layout (one packed
 compound row per step, 8 bytes per member), with known numbers; one run is
 recorded as failed with no metrics. Runs analyze.py on it and checks the
 tables' figures and that the PNGs are written. Exit 0 and "analyze smoke
@@ -26,7 +26,7 @@ KINDS = ["all_gather", "reduce_scatter", "all_to_all", "all_reduce", "broadcast"
 
 
 def row_fields():
-    """io/metrics.cpp's row_fields(), in order."""
+    """io/files/metrics.cpp's row_fields(), in order."""
     names = ["step", "ranks", "loss", "lr", "grad_norm"]
     rank = [("tokens_per_s", False), ("time_s.step", False), ("time_s.compute", False)]
     rank += [(f"time_s.{k}", False) for k in KINDS] + [("time_s.wait", False), ("time_s.comm", False)]

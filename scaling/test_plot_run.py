@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""scaling/plot_run.py on synthetic metrics.h5 files (io/metrics.hpp's layout,
+"""scaling/plot_run.py on synthetic metrics.h5 files (io/files/metrics.hpp's layout,
 written with h5py): the PNG's size, every panel's series present as pixels of
 its colour inside the panel (legends masked out), the overlay of two runs, a
 file a writer holds open, the CSV's columns and rows, and one clear line for a
@@ -18,7 +18,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_analyze import KINDS, row_fields  # noqa: E402  (io/metrics.cpp's members, version 2)
+from test_analyze import KINDS, row_fields  # noqa: E402  (io/files/metrics.cpp's members, version 2)
 
 TOOL = os.path.join(HERE, "plot_run.py")
 STEPS = 40

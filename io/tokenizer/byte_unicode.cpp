@@ -1,7 +1,7 @@
 // GPT-2's byte <-> character mapping; see byte_unicode.hpp.
 #include "io/tokenizer/byte_unicode.hpp"
 
-#include "io/utf8.hpp"
+#include "io/tokenizer/utf8.hpp"
 
 namespace zeropp {
 

@@ -3,7 +3,7 @@
 
 #include <unicode/uchar.h>
 
-#include "io/utf8.hpp"
+#include "io/tokenizer/utf8.hpp"
 
 namespace zeropp {
 

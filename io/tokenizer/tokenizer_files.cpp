@@ -7,7 +7,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "io/run_dir.hpp"
+#include "io/files/run_dir.hpp"
 #include "io/tokenizer/byte_unicode.hpp"
 #include "src/base/errors.hpp"
 

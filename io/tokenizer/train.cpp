@@ -4,7 +4,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "io/text_chunks.hpp"
+#include "io/data/text_chunks.hpp"
 #include "io/tokenizer/byte_unicode.hpp"
 #include "src/base/errors.hpp"
 

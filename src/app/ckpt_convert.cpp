@@ -7,10 +7,10 @@
 #include <map>
 #include <vector>
 
-#include "io/atomic_file.hpp"
-#include "io/checkpoint.hpp"
-#include "io/llmc_model.hpp"
-#include "io/safetensors.hpp"
+#include "io/checkpoint/checkpoint.hpp"
+#include "io/files/atomic_file.hpp"
+#include "io/interop/llmc_model.hpp"
+#include "io/interop/safetensors.hpp"
 #include "src/base/errors.hpp"
 #include "src/config/config.hpp"
 #include "src/config/hf_config.hpp"

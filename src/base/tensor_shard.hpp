@@ -1,5 +1,5 @@
 // Neutral views of sharded tensors: what the engine hands out of its model
-// states and the checkpoint layer (io/checkpoint.hpp) writes and reads,
+// states and the checkpoint layer (io/checkpoint/checkpoint.hpp) writes and reads,
 // without either knowing the other.
 #pragma once
 

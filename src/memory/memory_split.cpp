@@ -1,6 +1,6 @@
 #include "src/memory/memory_split.hpp"
 
-#include "io/shard_staging.hpp"
+#include "io/checkpoint/shard_staging.hpp"
 
 namespace zeropp {
 

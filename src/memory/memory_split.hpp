@@ -16,7 +16,7 @@ struct MemorySplit {
   // A device run's host memory:
   int64_t staging = 0;  // comm.device_staging: host copies of the communication buffers (MPI)
   int64_t checkpoint =
-      0;             // the checkpoint's host copies: a few chunks (io/shard_staging.hpp) or the snapshot
+      0;  // the checkpoint's host copies: a few chunks (io/checkpoint/shard_staging.hpp) or the snapshot
   int64_t data = 0;  // the batch's input and target tokens before their copy to the device
 };
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "io/metrics.hpp"
+#include "io/files/metrics.hpp"
 #include "src/base/errors.hpp"
 #include "src/base/logging.hpp"
 #include "src/generate/sampler.hpp"

@@ -1,5 +1,5 @@
 // The saves of a training loop: synchronous (save_checkpoint), or with
-// checkpoint.async = true asynchronous (io/checkpoint_async.hpp): the loop
+// checkpoint.async = true asynchronous (io/checkpoint/checkpoint_async.hpp): the loop
 // goes on while background threads create, write and commit the file, and
 // the save moves from one phase to the next at the step boundaries.
 //
@@ -15,7 +15,7 @@
 #include <memory>
 #include <string>
 
-#include "io/checkpoint_async.hpp"
+#include "io/checkpoint/checkpoint_async.hpp"
 #include "src/run/save_and_resume.hpp"
 
 namespace zeropp {
@@ -33,7 +33,7 @@ class CheckpointSaver {
   std::string save(const ShardGroups& shards, const SavePoint& at);
   // At a step boundary: moves the save in flight on to its next phase once
   // every rank's thread is done with this one (one small all-reduce per step
-  // while one is in flight, io/checkpoint_async.hpp).
+  // while one is in flight, io/checkpoint/checkpoint_async.hpp).
   void at_step_boundary();
   // Waits for the save in flight, if any, and commits it.
   void finish();

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "io/data_loader.hpp"
+#include "io/data/data_loader.hpp"
 #include "src/zero/engine.hpp"
 
 namespace zeropp {

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "io/shard_staging.hpp"
+#include "io/checkpoint/shard_staging.hpp"
 
 namespace zeropp {
 

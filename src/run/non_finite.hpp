@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "io/checkpoint.hpp"
+#include "io/checkpoint/checkpoint.hpp"
 
 namespace zeropp {
 

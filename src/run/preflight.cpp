@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <utility>
 
-#include "io/checkpoint.hpp"
-#include "io/run_dir.hpp"
+#include "io/checkpoint/checkpoint.hpp"
+#include "io/files/run_dir.hpp"
 #include "src/base/errors.hpp"
 #include "src/base/logging.hpp"
 

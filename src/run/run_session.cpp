@@ -2,7 +2,7 @@
 
 #include <mpi.h>
 
-#include "io/run_dir.hpp"
+#include "io/files/run_dir.hpp"
 #include "src/base/errors.hpp"
 #include "src/run/build_info.hpp"
 #include "src/run/non_finite.hpp"

@@ -19,7 +19,7 @@
 #include <memory>
 #include <string>
 
-#include "io/metrics.hpp"
+#include "io/files/metrics.hpp"
 #include "src/base/logging.hpp"
 #include "src/comm/communicator.hpp"
 #include "src/run/checkpoint_saver.hpp"

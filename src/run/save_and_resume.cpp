@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
-#include "io/checkpoint.hpp"
-#include "io/resume_choice.hpp"
+#include "io/checkpoint/checkpoint.hpp"
+#include "io/checkpoint/resume_choice.hpp"
 #include "src/base/errors.hpp"
 #include "src/base/logging.hpp"
 #include "src/comm/watchdog.hpp"

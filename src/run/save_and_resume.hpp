@@ -1,7 +1,7 @@
 // Saving and resuming a run: what goes into a checkpoint besides the
 // tensors, and what a resume may and may not change.
 //
-// The file layer (io/checkpoint.hpp) writes and reads tensors and metadata;
+// The file layer (io/checkpoint/checkpoint.hpp) writes and reads tensors and metadata;
 // this layer fills them from the engine's neutral shard views, the model's
 // description and the loop's own state. Everything a step depends on is restored:
 // master weights and Adam moments (any P or node layout: the file holds the
@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-#include "io/checkpoint.hpp"
+#include "io/checkpoint/checkpoint.hpp"
 #include "src/base/deadline.hpp"
 #include "src/base/tensor_shard.hpp"
 #include "src/comm/topology.hpp"

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <memory>
 
-#include "io/data_loader.hpp"
-#include "io/token_files.hpp"
+#include "io/data/data_loader.hpp"
+#include "io/data/token_files.hpp"
 #include "io/tokenizer/tokenizer_files.hpp"
 #include "src/base/errors.hpp"
 #include "src/base/logging.hpp"

@@ -1,7 +1,7 @@
 #include "src/serve/inference_run.hpp"
 
-#include "io/checkpoint.hpp"
-#include "io/checkpoint_locate.hpp"
+#include "io/checkpoint/checkpoint.hpp"
+#include "io/checkpoint/checkpoint_locate.hpp"
 #include "src/base/errors.hpp"
 #include "src/comm/make_communicator.hpp"
 #include "src/memory/inference_memory.hpp"

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <optional>
 
-#include "io/data_loader.hpp"
-#include "io/metrics.hpp"
+#include "io/data/data_loader.hpp"
+#include "io/files/metrics.hpp"
 #include "kernels/blas_core.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/gemm_batched.hpp"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "io/data_loader.hpp"
+#include "io/data/data_loader.hpp"
 #include "src/comm/communicator.hpp"
 #include "src/comm/topology.hpp"
 #include "src/config/config.hpp"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "io/token_file.hpp"
+#include "io/data/token_file.hpp"
 #include "src/train/train.hpp"
 #include "src/zero/optimizer.hpp"
 

@@ -5,7 +5,7 @@
 // MPI_COMM_SELF running the same global batch as A·P accumulated micro-batches:
 // with data.shuffle = false, rank r's micro-batch m of step s reads window
 // (s·A + m)·P + r, and the reference's micro-batch m·P + r of step s reads
-// window s·A·P + m·P + r, the same one (io/data_loader.hpp).
+// window s·A·P + m·P + r, the same one (io/data/data_loader.hpp).
 #include <catch2/catch.hpp>
 #include <cmath>
 

@@ -13,7 +13,7 @@
 #include <fstream>
 
 #include "core/full_weights.hpp"
-#include "io/checkpoint.hpp"
+#include "io/checkpoint/checkpoint.hpp"
 #include "src/app/ckpt_convert.hpp"
 #include "src/models/gpt2/gpt2.hpp"
 

@@ -37,7 +37,7 @@
 
 #include "core/engine_fixture.hpp"
 #include "core/qgz_model.hpp"
-#include "io/data_loader.hpp"
+#include "io/data/data_loader.hpp"
 #include "src/base/errors.hpp"
 
 using namespace zeropp;

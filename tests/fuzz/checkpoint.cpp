@@ -5,8 +5,8 @@
 // sanitizers watch our own code.
 #include <cstdint>
 
-#include "io/checkpoint_isolated.hpp"
-#include "io/h5_util.hpp"
+#include "io/checkpoint/checkpoint_isolated.hpp"
+#include "io/hdf5/h5_util.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

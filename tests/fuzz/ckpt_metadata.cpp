@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "io/checkpoint_metadata.hpp"
+#include "io/checkpoint/checkpoint_metadata.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

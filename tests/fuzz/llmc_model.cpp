@@ -1,5 +1,5 @@
 // llm.c model files (gpt2_124M.bin and its bf16 twin) as `zeropp ckpt import` reads them.
-#include "io/llmc_model.hpp"
+#include "io/interop/llmc_model.hpp"
 
 #include <cstdint>
 

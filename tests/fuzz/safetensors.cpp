@@ -1,6 +1,6 @@
 // Safetensors files as `zeropp ckpt import` reads them: the header, the
 // tensor table checked against the data section, and each tensor's values.
-#include "io/safetensors.hpp"
+#include "io/interop/safetensors.hpp"
 
 #include <cstdint>
 

@@ -1,7 +1,7 @@
 // Token files and shards as data.train / data.val name them: the input is cut
 // into two shards (the first byte says where), read as one sequence across the
 // shard boundary and the wrap-around, and checked against a vocabulary.
-#include "io/token_files.hpp"
+#include "io/data/token_files.hpp"
 
 #include <cstdint>
 

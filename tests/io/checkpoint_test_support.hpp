@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "io/checkpoint.hpp"
+#include "io/checkpoint/checkpoint.hpp"
 #include "io/io_test_support.hpp"
 
 namespace zeropp::test {

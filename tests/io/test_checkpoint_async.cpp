@@ -1,4 +1,4 @@
-// Asynchronous saves (io/checkpoint_async.hpp): the file is byte for byte the
+// Asynchronous saves (io/checkpoint/checkpoint_async.hpp): the file is byte for byte the
 // tensors write_checkpoint writes, from the state at start() whatever the
 // caller does with its buffers afterwards; a refusal or a second start are
 // handled; `latest` moves only at the commit.
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "io/checkpoint_async.hpp"
+#include "io/checkpoint/checkpoint_async.hpp"
 #include "io/checkpoint_test_support.hpp"
 
 using namespace zeropp;

@@ -1,4 +1,4 @@
-// Checkpoints (io/checkpoint.hpp) that must be refused with one clear line on
+// Checkpoints (io/checkpoint/checkpoint.hpp) that must be refused with one clear line on
 // every rank: a flipped byte, truncated, foreign and missing files, missing
 // datasets and wrong shapes, bad arguments to write_checkpoint, damaged packed scans.
 #include <hdf5.h>
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "io/checkpoint_metadata.hpp"
+#include "io/checkpoint/checkpoint_metadata.hpp"
 #include "io/checkpoint_test_support.hpp"
 
 using namespace zeropp;

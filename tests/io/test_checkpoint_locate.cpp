@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "io/checkpoint.hpp"
-#include "io/checkpoint_locate.hpp"
+#include "io/checkpoint/checkpoint.hpp"
+#include "io/checkpoint/checkpoint_locate.hpp"
 #include "tests/io/io_test_support.hpp"
 
 using namespace zeropp;

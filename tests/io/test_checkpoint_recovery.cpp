@@ -1,4 +1,4 @@
-// Checkpoints (io/checkpoint.hpp) across saves and crashes: retention of the
+// Checkpoints (io/checkpoint/checkpoint.hpp) across saves and crashes: retention of the
 // K newest and `latest`, the crash test (ctest ckpt_fault_*: a rank killed in
 // the middle of a save), and resume "auto" falling back past damaged files.
 #include <hdf5.h>
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "io/checkpoint_async.hpp"
+#include "io/checkpoint/checkpoint_async.hpp"
+#include "io/checkpoint/resume_choice.hpp"
 #include "io/checkpoint_test_support.hpp"
-#include "io/resume_choice.hpp"
 
 using namespace zeropp;
 using namespace zeropp::test;
@@ -86,7 +86,7 @@ TEST_CASE("keep K newest by step, `latest` names the newest save, stale temporar
 namespace {
 const std::vector<Spec> kFaultSpecs = {{"a", {64, 33}}, {"b", {1000}}, {"c", {7, 9}}, {"d", {3}}};
 // ZEROPP_CKPT_FAULT, and whether it starts with "async:" (the save that dies
-// is asynchronous, io/checkpoint_async.hpp: the kill comes from its thread or its commit).
+// is asynchronous, io/checkpoint/checkpoint_async.hpp: the kill comes from its thread or its commit).
 std::pair<std::string, bool> fault_setting() {
   const std::string f = env_or("ZEROPP_CKPT_FAULT", "datasets:1:3");
   const bool async = f.rfind("async:", 0) == 0;

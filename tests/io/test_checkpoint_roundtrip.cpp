@@ -1,4 +1,4 @@
-// Checkpoints (io/checkpoint.hpp) that must come back as written: hyperslabs
+// Checkpoints (io/checkpoint/checkpoint.hpp) that must come back as written: hyperslabs
 // of flat ranges, the split-independent checksum, bitwise round trips of every
 // dataset and the metadata, resharding on read; hidden cases that write files
 // for the Python reader (ctest ckpt_py_*) and the bandwidth benchmark.

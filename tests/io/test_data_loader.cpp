@@ -1,4 +1,4 @@
-// Data loader: the window formula of io/data_loader.hpp, wrap-around, the
+// Data loader: the window formula of io/data/data_loader.hpp, wrap-around, the
 // seeded shuffle, errors, and (at 1, 2, 4 ranks) that ranks read disjoint
 // consecutive windows. Files hold token i = i mod 65521 so a token's position
 // is recoverable from its value whenever N ≤ 65521.
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "io/data_loader.hpp"
+#include "io/data/data_loader.hpp"
+#include "io/data/token_file.hpp"
 #include "io/io_test_support.hpp"
-#include "io/token_file.hpp"
 #include "src/base/errors.hpp"
 
 using namespace zeropp;

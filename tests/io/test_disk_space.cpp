@@ -1,11 +1,11 @@
-// Room on disk for a checkpoint (io/disk_space.hpp): the size estimate against
+// Room on disk for a checkpoint (io/files/disk_space.hpp): the size estimate against
 // a file write_checkpoint really wrote, and the refusal line.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <vector>
 
-#include "io/checkpoint.hpp"
-#include "io/disk_space.hpp"
+#include "io/checkpoint/checkpoint.hpp"
+#include "io/files/disk_space.hpp"
 #include "io/io_test_support.hpp"
 
 using namespace zeropp;

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "io/data/token_file.hpp"
+#include "io/data/token_files.hpp"
+#include "io/interop/llmc_model.hpp"
+#include "io/interop/safetensors.hpp"
 #include "io/io_test_support.hpp"
-#include "io/llmc_model.hpp"
-#include "io/safetensors.hpp"
-#include "io/token_file.hpp"
-#include "io/token_files.hpp"
 
 using namespace zeropp;
 using Catch::Matchers::Contains;

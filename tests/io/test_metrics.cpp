@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "io/files/metrics.hpp"
 #include "io/io_test_support.hpp"
-#include "io/metrics.hpp"
 #include "src/base/errors.hpp"
 
 using namespace zeropp;

@@ -9,9 +9,9 @@
 #include <limits>
 #include <string>
 
+#include "io/data/prepare_data.hpp"
+#include "io/data/token_file.hpp"
 #include "io/io_test_support.hpp"
-#include "io/prepare_data.hpp"
-#include "io/token_file.hpp"
 #include "src/base/errors.hpp"
 
 using namespace zeropp;

@@ -1,11 +1,11 @@
-// The safetensors reader and writer (io/safetensors.hpp) and llm.c model files
-// (io/llmc_model.hpp): written files read back exactly; every malformed header
+// The safetensors reader and writer (io/interop/safetensors.hpp) and llm.c model files
+// (io/interop/llmc_model.hpp): written files read back exactly; every malformed header
 // is one Error naming the file and what is wrong.
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "io/llmc_model.hpp"
-#include "io/safetensors.hpp"
+#include "io/interop/llmc_model.hpp"
+#include "io/interop/safetensors.hpp"
 #include "io_test_support.hpp"
 
 using namespace zeropp;

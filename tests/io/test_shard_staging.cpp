@@ -1,4 +1,4 @@
-// Host copies of a tensor part in chunks (io/shard_staging.hpp): the chunk
+// Host copies of a tensor part in chunks (io/checkpoint/shard_staging.hpp): the chunk
 // arithmetic, the copies both ways, ZEROPP_CKPT_CHUNK. The checkpoints written
 // and read in chunks of 7 floats: ctest ckpt_chunked_np2 ([ckpt] on 2 ranks).
 #include <catch2/catch.hpp>
@@ -6,7 +6,7 @@
 #include <numeric>
 #include <vector>
 
-#include "io/shard_staging.hpp"
+#include "io/checkpoint/shard_staging.hpp"
 #include "kernels/device_buffer.hpp"
 #include "src/base/errors.hpp"
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "io/data/token_file.hpp"
 #include "io/io_test_support.hpp"
-#include "io/token_file.hpp"
 #include "src/base/errors.hpp"
 
 using namespace zeropp;

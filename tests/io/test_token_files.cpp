@@ -1,11 +1,11 @@
-// Several token files as one sequence (io/token_files.hpp): the data loader
+// Several token files as one sequence (io/data/token_files.hpp): the data loader
 // over a glob or a list reads exactly what it reads from one file holding the
 // concatenation, windows crossing file boundaries included.
 #include <catch2/catch.hpp>
 #include <numeric>
 
-#include "io/data_loader.hpp"
-#include "io/token_files.hpp"
+#include "io/data/data_loader.hpp"
+#include "io/data/token_files.hpp"
 #include "io_test_support.hpp"
 
 using namespace zeropp;

@@ -1,19 +1,19 @@
 // The byte-level BPE tokenizer (io/tokenizer): GPT-2's byte alphabet and
 // pre-tokenisation, encode/decode round trips on KJV and a UTF-8 test text
 // with a vocabulary from train_bpe, malformed vocabulary files, and chunked
-// reading (io/text_chunks.hpp): chunks end where pre-tokenisation ends a piece
+// reading (io/data/text_chunks.hpp): chunks end where pre-tokenisation ends a piece
 // anyway, so encoding chunk by chunk gives the tokens of the whole text.
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 
-#include "io/text_chunks.hpp"
+#include "io/data/text_chunks.hpp"
 #include "io/tokenizer/bpe.hpp"
 #include "io/tokenizer/byte_unicode.hpp"
 #include "io/tokenizer/pretokenize.hpp"
 #include "io/tokenizer/tokenizer_files.hpp"
 #include "io/tokenizer/train.hpp"
-#include "io/utf8.hpp"
+#include "io/tokenizer/utf8.hpp"
 #include "io_test_support.hpp"
 
 using namespace zeropp;

@@ -3,8 +3,8 @@
 // reads and writes; the other ranks wait for its verdict.
 #include <cstdio>
 
-#include "io/checkpoint.hpp"
-#include "io/checkpoint_locate.hpp"
+#include "io/checkpoint/checkpoint.hpp"
+#include "io/checkpoint/checkpoint_locate.hpp"
 #include "src/app/ckpt_convert.hpp"
 #include "src/app/command.hpp"
 #include "src/base/errors.hpp"

@@ -1,9 +1,9 @@
 // `zeropp prepare-data` (text to token files) and `zeropp tokenizer train` (a BPE
 // vocabulary). Rank 0 reads and writes; the other ranks wait for its verdict, so
 // that a failure is one line and the same exit status everywhere.
-#include "io/prepare_data.hpp"
-#include "io/prepare_shards.hpp"
-#include "io/run_dir.hpp"
+#include "io/data/prepare_data.hpp"
+#include "io/data/prepare_shards.hpp"
+#include "io/files/run_dir.hpp"
 #include "io/tokenizer/tokenizer_files.hpp"
 #include "io/tokenizer/train.hpp"
 #include "src/app/command.hpp"

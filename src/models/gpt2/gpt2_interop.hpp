@@ -1,6 +1,6 @@
 // How other tools name and lay out a GPT-2's weights, beside the model whose
 // layout (gpt2_layout.hpp) they map to. The file formats themselves are io/'s
-// (io/safetensors.hpp, io/llmc_model.hpp); `zeropp ckpt import|export`
+// (io/interop/safetensors.hpp, io/interop/llmc_model.hpp); `zeropp ckpt import|export`
 // (src/app/ckpt_convert.cpp) joins the two.
 //
 // Hugging Face: the state dict uses this model's parameter names and shapes,

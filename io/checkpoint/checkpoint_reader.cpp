@@ -1,0 +1,134 @@
+// read_checkpoint (io/checkpoint/checkpoint.hpp).
+#include <hdf5.h>
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+
+#include "io/checkpoint/checkpoint.hpp"
+#include "io/checkpoint/checkpoint_checksum.hpp"
+#include "io/checkpoint/checkpoint_isolated.hpp"
+#include "io/checkpoint/checkpoint_metadata.hpp"
+#include "io/checkpoint/checkpoint_scan.hpp"
+#include "io/checkpoint/checkpoint_shards.hpp"
+#include "io/checkpoint/checksum_worker.hpp"
+#include "io/checkpoint/phase_timer.hpp"
+#include "io/checkpoint/shard_staging.hpp"
+#include "io/hdf5/h5_util.hpp"
+#include "src/base/errors.hpp"
+
+namespace zeropp {
+using namespace ckpt;
+using namespace h5;
+
+CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const ShardGroups& groups) {
+  QuietHdf5 quiet;
+  const int rank = comm_rank(comm), size = comm_size(comm);
+  PhaseTimer timer("checkpoint read", rank);
+  const std::string where = "checkpoint " + path;
+  agree_on_error(comm, check_groups(groups, where));
+  check_same_on_all_ranks(comm, groups, where);
+
+  // 1. Rank 0 checks the file alone, in a child process (no collective HDF5 call
+  //    sees a bad file, and a crash inside HDF5 is an error) and broadcasts what it found.
+  std::optional<std::string> err;
+  std::string packed;
+  if (rank == 0) {
+    try {
+      IsolatedScan r = scan_file_isolated(path, false);
+      if (!r.error.empty()) err = std::move(r.error);
+      packed = std::move(r.packed);
+    } catch (const Error& e) {
+      err = e.what();
+    }
+  }
+  agree_on_error(comm, err);
+  bcast_string(comm, packed);
+  const Scan scan = unpack_scan(packed, where);
+  timer.mark("scan");
+
+  // 2. Every expected dataset, with its shape, dtype and a checksum attribute.
+  std::unordered_map<std::string, const ScannedDataset*> by_path;
+  for (const ScannedDataset& d : scan.datasets) by_path[d.report.path] = &d;
+  std::vector<uint64_t> stored;
+  for (const auto& [g, shards] : groups)
+    for (const TensorShard& s : shards) {
+      const std::string p = "/" + g + "/" + s.name;
+      const auto found = by_path.find(p);
+      if (found == by_path.end()) {
+        const bool weights_only =
+            g != "model" &&
+            std::none_of(scan.datasets.begin(), scan.datasets.end(),
+                         [&](const ScannedDataset& d) { return d.report.path.rfind("/" + g + "/", 0) == 0; });
+        if (weights_only)  // what `ckpt import` writes: no optimizer state to resume
+          throw Error(where + ": holds no /" + g +
+                      " (a weights-only checkpoint, as `zeropp ckpt import` writes): start a new run from it "
+                      "with --init-from");
+        throw Error(where + ": dataset " + p + " missing");
+      }
+      const ScannedDataset* it = found->second;
+      if (it->report.shape != s.shape)
+        throw Error(where + ": dataset " + p + ": expected shape " + shape_str(s.shape) + ", found " +
+                    shape_str(it->report.shape));
+      if (!it->report.problem.empty()) throw Error(where + ": dataset " + p + ": " + it->report.problem);
+      stored.push_back(it->report.stored_checksum);
+    }
+  const std::vector<bool> tiles = ranges_tile(comm, groups);
+
+  // 3. Collective reads of every rank's ranges; checksums over the data read
+  //    where the ranges tile the tensor, else over an even partition read again.
+  H5Id fapl = parallel_fapl(comm);
+  H5Id file(ZCHECK_H5(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get())), H5Fclose);
+  H5Id dxpl = transfer_plist();
+  std::vector<uint64_t> sums(stored.size(), 0);
+  ChecksumWorker summer(sums, kChecksumQueue);
+  const int64_t chunk = shard_staging_chunk();
+  const std::vector<int64_t> rounds = chunk_rounds(comm, groups, chunk);
+  size_t k = 0;
+  for (const auto& [g, shards] : groups)
+    for (const TensorShard& s : shards) {
+      const std::string p = "/" + g + "/" + s.name;
+      H5Id d(ZCHECK_H5(H5Dopen2(file.get(), p.c_str(), H5P_DEFAULT)), H5Dclose);
+      H5Id fspace(ZCHECK_H5(H5Dget_space(d.get())), H5Sclose);
+      const int64_t numel = numel_of(s.shape);
+      auto read_range = [&](int64_t b, int64_t e, float* dst) {
+        if (numel == 0) return;
+        select_flat_range(fspace.get(), s.shape, b, e);
+        H5Id mspace = memory_space(e - b);
+        static float dummy;
+        ZCHECK_H5(
+            H5Dread(d.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), dxpl.get(), e > b ? dst : &dummy));
+      };
+      // Into host memory a chunk at a time, then to the engine's (kernels/device_memory.hpp).
+      for (int64_t i = 0; i < rounds[k]; ++i) {
+        const ChunkRange r = chunk_range(s.end - s.begin, chunk, i);
+        std::vector<float> mine(static_cast<size_t>(r.end - r.begin));
+        read_range(s.begin + r.begin, s.begin + r.end, mine.data());
+        shard_chunk_from_host(mine, s, r);
+        if (tiles[k]) summer.add(k, s.begin + r.begin, std::move(mine));
+      }
+      if (!tiles[k]) {
+        const int64_t b = numel * rank / size, e = numel * (rank + 1) / size;
+        std::vector<float> part(static_cast<size_t>(e - b));
+        read_range(b, e, part.data());
+        summer.add(k, b, std::move(part));
+      }
+      ++k;
+    }
+  file.close_checked("H5Fclose(checkpoint)", __FILE__, __LINE__);
+  timer.mark("datasets");
+  summer.finish();
+  timer.mark("checksums");
+  ZCHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, sums.data(), int(sums.size()), MPI_UINT64_T, MPI_SUM, comm));
+  k = 0;
+  for (const auto& [g, shards] : groups)
+    for (const TensorShard& s : shards) {
+      if (sums[k] != stored[k])
+        throw Error(where + ": dataset /" + g + "/" + s.name + ": checksum mismatch (stored " +
+                    hex64(stored[k]) + ", computed " + hex64(sums[k]) + "): the file is corrupted");
+      ++k;
+    }
+  return scan.meta;
+}
+
+}  // namespace zeropp
