@@ -43,7 +43,7 @@ list(TRANSFORM zeropp_cuda_ops APPEND .cu)
 # lambdas for the elementwise launcher (kernels/cuda/launch.cuh).
 set_source_files_properties(${zeropp_cuda_ops} PROPERTIES COMPILE_OPTIONS "--fmad=false;--extended-lambda")
 # The kernels' CUDA twins and cuBLAS: a layer below zeropp_kernels, whose entry
-# points call them under a device context (kernels/device_context.hpp); they
+# points call them under a device context (kernels/runtime/device_context.hpp); they
 # know nothing above src/base.
 add_library(zeropp_cuda_kernels STATIC
   ${zeropp_cuda_ops}
@@ -61,7 +61,7 @@ target_link_libraries(zeropp_cuda_kernels PUBLIC zeropp_base CUDA::cudart CUDA::
 target_compile_options(zeropp_cuda_kernels PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>
                                                    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
 target_compile_definitions(zeropp_cuda_kernels PUBLIC ZEROPP_HAVE_CUDA)
-# kernels/device_context.hpp names the CUDA stream, and every entry point its twin.
+# kernels/runtime/device_context.hpp names the CUDA stream, and every entry point its twin.
 target_link_libraries(zeropp_kernels PUBLIC zeropp_cuda_kernels)
 
 # The device above the communicator: device selection, host staging, NCCL.

@@ -106,9 +106,9 @@ endif()
 
 # --- oneDNN (bf16 GEMMs of train.precision = bf16, the attention's batched matmul) ---
 # Debian's libdnnl-dev 2.6 (OpenMP runtime). oneDNN picks AMX / AVX512-BF16
-# kernels from the CPU's features at run time (kernels/gemm_bf16.hpp). Its
+# kernels from the CPU's features at run time (kernels/gemm/gemm_bf16.hpp). Its
 # OpenMP threads follow OMP_NUM_THREADS, as OpenBLAS's follow OPENBLAS_NUM_THREADS.
-# OFF builds kernels/onednn_absent.cpp instead: fp32 only, every GEMM on the BLAS.
+# OFF builds kernels/gemm/onednn_absent.cpp instead: fp32 only, every GEMM on the BLAS.
 option(ZEROPP_WITH_ONEDNN "oneDNN: bf16 GEMMs (train.precision = bf16) and the attention's batched matmul" ON)
 if(ZEROPP_WITH_ONEDNN)
   find_package(dnnl CONFIG QUIET)

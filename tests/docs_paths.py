@@ -3,7 +3,7 @@
 
 Reads README.md, docs/*.md and the other READMEs under src/, and checks each
 path written in backquotes that starts with one of the repository's top-level
-folders (`src/zero/engine.hpp`, `kernels/quant_fp8*`, `src/zero/engine.*`,
+folders (`src/zero/engine.hpp`, `kernels/quant/quant_fp8*`, `src/zero/engine.*`,
 `scripts/test --quick`, `src/zero/shard.hpp:12`). A glob must match at least one
 file. Prints one line per missing path (file:line: path) and exits 1 if any.
 """
@@ -49,7 +49,7 @@ def expand(p):
 
 def exists(p):
     """A glob that matches something; a path written without its extension
-    (`kernels/convert`) matches its files; an all-capitals part (`corpus/NAME`)
+    (`kernels/ops/convert`) matches its files; an all-capitals part (`corpus/NAME`)
     stands for any name."""
     p = "/".join("*" if re.fullmatch(r"[A-Z][A-Z0-9_]*", part) else part for part in p.split("/"))
     return bool(glob.glob(os.path.join(root, p)) or glob.glob(os.path.join(root, p + ".*")))

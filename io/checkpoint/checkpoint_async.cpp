@@ -14,7 +14,7 @@
 #include "io/checkpoint/phase_timer.hpp"
 #include "io/hdf5/h5_util.hpp"
 #include "io/hdf5/hdf5_lock.hpp"
-#include "kernels/device_memory.hpp"
+#include "kernels/runtime/device_memory.hpp"
 #include "src/base/errors.hpp"
 
 // The file holds IEEE float32 little-endian; the thread writes host floats as they are.

@@ -99,7 +99,7 @@ CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const Sha
         ZCHECK_H5(
             H5Dread(d.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), dxpl.get(), e > b ? dst : &dummy));
       };
-      // Into host memory a chunk at a time, then to the engine's (kernels/device_memory.hpp).
+      // Into host memory a chunk at a time, then to the engine's (kernels/runtime/device_memory.hpp).
       for (int64_t i = 0; i < rounds[k]; ++i) {
         const ChunkRange r = chunk_range(s.end - s.begin, chunk, i);
         std::vector<float> mine(static_cast<size_t>(r.end - r.begin));

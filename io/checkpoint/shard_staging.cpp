@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "kernels/device_memory.hpp"
+#include "kernels/runtime/device_memory.hpp"
 #include "src/base/errors.hpp"
 
 namespace zeropp {

@@ -1,6 +1,6 @@
 // A rank's part of a tensor (TensorShard::data) is engine memory: on the GPU
 // in a device run, and behind the poisoned arena in the host tests
-// (kernels/device_memory.hpp). Checkpoint files and the checks on their
+// (kernels/runtime/device_memory.hpp). Checkpoint files and the checks on their
 // values see it only through these host copies, one chunk of a tensor part at
 // a time, so that the host needs a bounded buffer whatever the tensor's size.
 #pragma once

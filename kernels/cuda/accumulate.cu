@@ -1,4 +1,4 @@
-// y[i] += x[i] * a on the GPU (kernels/accumulate.hpp is the contract): one
+// y[i] += x[i] * a on the GPU (kernels/ops/accumulate.hpp is the contract): one
 // thread per element, a multiply then an add (no FMA: --fmad=false), so bit
 // for bit the host's.
 #include "kernels/cuda/launch.cuh"

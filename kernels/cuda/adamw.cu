@@ -1,4 +1,4 @@
-// AdamW on the GPU (kernels/adamw.hpp is the contract): one thread per
+// AdamW on the GPU (kernels/ops/adamw.hpp is the contract): one thread per
 // parameter, the host kernel's expression term by term, with the bias
 // corrections 1/(1 - beta^step) computed once on the host by the same
 // expression. IEEE division and square root (nvcc's default) and no FMA

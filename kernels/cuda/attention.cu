@@ -1,9 +1,9 @@
-// Causal multi-head self-attention on the GPU (kernels/attention.hpp is the
+// Causal multi-head self-attention on the GPU (kernels/ops/attention.hpp is the
 // contract): the host's four GEMMs, as cuBLAS strided-batched calls over the
 // NH heads of each batch element (kernels/cuda/gemm_cublas.hpp: fp32, or TF32
 // where the handle allows it), with the same operands, strides and scale
 // folded into alpha; between them the fused causal mask + softmax of
-// kernels/cuda/causal_softmax.cu, as the host calls kernels/causal_softmax.hpp.
+// kernels/cuda/causal_softmax.cu, as the host calls kernels/ops/causal_softmax.hpp.
 //
 // Forward: preatt = scale * q k^T, att = causal_softmax(preatt), out = att v.
 // Backward: datt = dout v^T, dv += att^T dout, dpreatt =

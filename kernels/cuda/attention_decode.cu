@@ -1,5 +1,5 @@
 // Causal attention of new queries against a key/value cache on the GPU
-// (kernels/attention_decode.hpp is the contract): the host's two GEMMs as
+// (kernels/ops/attention_decode.hpp is the contract): the host's two GEMMs as
 // cuBLAS strided-batched calls over the NH heads of each sequence (scores =
 // scale * q K^T over the Tk = pos + Tn cached keys, out = att V), with the
 // same operands and strides, and between them the causal softmax of

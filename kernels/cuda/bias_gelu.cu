@@ -1,4 +1,4 @@
-// GELU's backward with the bias gradient on the GPU (kernels/bias_gelu.hpp is
+// GELU's backward with the bias gradient on the GPU (kernels/ops/bias_gelu.hpp is
 // the contract): each element's g = dout * gelu'(pre) goes to dpre (+= g, or
 // = g with GradMode::Overwrite, never read) and into the column sums of
 // column_sum.cuh (two-level, deterministic), added to dbias. dpre agrees

@@ -1,5 +1,5 @@
-// The buffer operations of kernels/buffer_ops.hpp on the GPU, on raw device
-// pointers and the stream last (kernels/buffer_ops.cpp dispatches to them with
+// The buffer operations of kernels/ops/buffer_ops.hpp on the GPU, on raw device
+// pointers and the stream last (kernels/ops/buffer_ops.cpp dispatches to them with
 // a device context installed). fill, copy, scale, axpy and copy_rows are
 // asynchronous on
 // `stream` and bit for bit the host's; sum and dot wait for `stream` and

@@ -1,4 +1,4 @@
-// Attention's causal mask + softmax, fused, on the GPU (kernels/causal_softmax.hpp
+// Attention's causal mask + softmax, fused, on the GPU (kernels/ops/causal_softmax.hpp
 // is the contract).
 //
 // Forward: one warp per row; the lanes stride over the visible columns t2 <=
@@ -9,7 +9,7 @@
 // Backward: one warp per row forms dot = sum(att * datt) over the visible
 // columns and writes dpre = scale * att * (datt - dot), 0 above the diagonal.
 // Agreement with the host twin: CUDA's expf (2 ulp) against the host's
-// polynomial exponential (1.4 ulp, kernels/fast_exp.hpp), and warp-tree sums
+// polynomial exponential (1.4 ulp, kernels/ops/fast_exp.hpp), and warp-tree sums
 // against the host's eight lanes: att within relative 1e-5 (absolute 1e-7 for
 // the smallest weights), dpre within relative 1e-5, absolute 1e-6; the masked
 // entries exactly 0 in both.

@@ -1,4 +1,4 @@
-// fp32 <-> bf16 over n elements on the GPU (kernels/convert.hpp is the
+// fp32 <-> bf16 over n elements on the GPU (kernels/ops/convert.hpp is the
 // contract): one thread per element on the integer bits (bf16.cuh), so every
 // value, NaN, infinity and denormal included, converts to the host's bits.
 // to_bf16 itself is the collectives' (kernels/cuda/comm_kernels.cuh), on the

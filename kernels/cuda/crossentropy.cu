@@ -1,4 +1,4 @@
-// Fused softmax + cross-entropy on the GPU (kernels/crossentropy.hpp is the
+// Fused softmax + cross-entropy on the GPU (kernels/ops/crossentropy.hpp is the
 // contract).
 //
 // Forward: one block of 256 threads per row of V logits. The target's logit is

@@ -1,4 +1,4 @@
-// Token + position embedding on the GPU (kernels/encoder.hpp is the contract).
+// Token + position embedding on the GPU (kernels/ops/encoder.hpp is the contract).
 //
 // Forward: one thread per output element, out[bt,c] = wte[tok[bt],c] + wpe[t,c]
 // (or the token row alone without wpe); bit for bit the host's.

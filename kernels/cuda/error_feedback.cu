@@ -1,4 +1,4 @@
-// qgZ's error feedback on the GPU (kernels/error_feedback.hpp is the
+// qgZ's error feedback on the GPU (kernels/quant/error_feedback.hpp is the
 // contract): one thread per element, the host's expressions in the host's
 // order without FMA contraction (--fmad=false), so bit for bit the host's.
 #include "kernels/cuda/launch.cuh"

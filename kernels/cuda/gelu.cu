@@ -1,4 +1,4 @@
-// GELU (tanh approximation) on the GPU (kernels/gelu.hpp is the contract): one
+// GELU (tanh approximation) on the GPU (kernels/ops/gelu.hpp is the contract): one
 // thread per element through gelu_math.cuh, which states the agreement with
 // the host (relative 1e-5, absolute 4e-6: CUDA's expf against the host's
 // polynomial exponential).

@@ -1,8 +1,8 @@
 // GELU's tanh approximation and its slope at one point on the device, shared
-// by gelu.cu and the fused bias_gelu.cu (kernels/gelu_math.hpp is the host's):
+// by gelu.cu and the fused bias_gelu.cu (kernels/ops/gelu_math.hpp is the host's):
 // the host's formula and constants (rounded from the same doubles), with
 // tanh(u) = 1 - 2/(exp(2u)+1) through CUDA's expf where the host uses its
-// polynomial exponential (kernels/fast_exp.hpp): the two agree to relative
+// polynomial exponential (kernels/ops/fast_exp.hpp): the two agree to relative
 // 1e-5, absolute 4e-6 where 1 + tanh cancels.
 #pragma once
 

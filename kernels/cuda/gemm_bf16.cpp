@@ -1,4 +1,4 @@
-// kernels/gemm_bf16.hpp's mixed-precision GEMM on the GPU: both fp32 operands
+// kernels/gemm/gemm_bf16.hpp's mixed-precision GEMM on the GPU: both fp32 operands
 // rounded to bf16 as stored (every element their leading dimension spans,
 // so the copies keep lda and ldb), then cuBLAS on tensor cores with fp32
 // accumulation into the fp32 C. The host's gemm_bf16 up to the summation

@@ -1,7 +1,7 @@
-// cuBLAS GEMM: kernels/gemm.hpp's interface on device pointers.
+// cuBLAS GEMM: kernels/gemm/gemm.hpp's interface on device pointers.
 //
 // Row-major C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, leading
-// dimensions in elements, exactly as zeropp::gemm (kernels/gemm.hpp); the
+// dimensions in elements, exactly as zeropp::gemm (kernels/gemm/gemm.hpp); the
 // row-major product is computed as the column-major C^T = op(B)^T op(A)^T.
 //   float:         fp32 in/out, CUBLAS_COMPUTE_32F (IEEE fp32 FMA, no tensor
 //                  cores) unless the handle allows TF32 (CUBLAS_COMPUTE_32F_FAST_TF32,
@@ -9,7 +9,7 @@
 //   __nv_bfloat16: bf16 A, B and C, fp32 accumulation (CUBLAS_COMPUTE_32F) on
 //                  tensor cores; alpha and beta are fp32.
 //   gemm_bf16_fp32: bf16 A and B, fp32 C, fp32 accumulation on tensor cores:
-//                  kernels/gemm_bf16.hpp's mixed precision once A and B are
+//                  kernels/gemm/gemm_bf16.hpp's mixed precision once A and B are
 //                  rounded to bf16 (a product of two bf16 is exact in fp32);
 //                  gemm_bf16 rounds fp32 A and B first.
 // Calls are asynchronous on the handle's stream; a cuBLAS error throws
@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kernels/gemm.hpp"
+#include "kernels/gemm/gemm.hpp"
 
 namespace zeropp::cuda {
 
@@ -52,7 +52,7 @@ void gemm(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, cons
 void gemm_bf16_fp32(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, const __nv_bfloat16* A,
                     int lda, const __nv_bfloat16* B, int ldb, float beta, float* C, int ldc);
 
-// kernels/gemm_bf16.hpp's gemm_bf16: fp32 A, B and C; A and B rounded to bf16
+// kernels/gemm/gemm_bf16.hpp's gemm_bf16: fp32 A, B and C; A and B rounded to bf16
 // (round to nearest even, into stream-ordered scratch), then gemm_bf16_fp32
 // (kernels/cuda/gemm_bf16.cpp).
 void gemm_bf16(Blas& blas, Trans ta, Trans tb, int M, int N, int K, float alpha, const float* A, int lda,

@@ -1,4 +1,4 @@
-// LayerNorm on the GPU (kernels/layernorm.hpp is the contract).
+// LayerNorm on the GPU (kernels/ops/layernorm.hpp is the contract).
 //
 // Forward: one warp per row (layernorm_row.cuh, which states the agreement:
 // relative 1e-5 on out for C = 768, not bit for bit).

@@ -1,5 +1,5 @@
 // One row of LayerNorm's forward by one warp, shared by layernorm.cu and the
-// layernorm_seed.cu (kernels/layernorm_row.hpp is the host's): the
+// layernorm_seed.cu (kernels/ops/layernorm_row.hpp is the host's): the
 // lanes stride over the C channels, the row sum and then the centred sum of
 // squares are reduced over the warp (two passes, as on the host, for
 // accuracy), every lane writes its channels, lane 0 the statistics. The sums

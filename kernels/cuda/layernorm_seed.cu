@@ -1,5 +1,5 @@
 // LayerNorm that also writes inp + seed_bias, on the GPU
-// (kernels/layernorm_seed.hpp is the contract): one warp per row; the warp
+// (kernels/ops/layernorm_seed.hpp is the contract): one warp per row; the warp
 // normalises the row (layernorm_row.cuh), then each lane writes seed for its
 // channels. seed agrees with the host bit for bit (one add); out, mean and rstd
 // within layernorm_row.cuh's tolerance (relative 1e-5: warp-tree sums against

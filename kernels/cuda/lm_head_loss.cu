@@ -1,4 +1,4 @@
-// The chunked LM head and its cross-entropy on the GPU (kernels/lm_head_loss.hpp
+// The chunked LM head and its cross-entropy on the GPU (kernels/ops/lm_head_loss.hpp
 // is the contract), composed of the twins the host composes, in the host's
 // order, per chunk of `rows` rows on blas's stream:
 //   logits = x_c W^T (cuBLAS, beta 0, into scratch);

@@ -1,4 +1,4 @@
-// The linear layer on the GPU (kernels/matmul.hpp is the contract: shapes,
+// The linear layer on the GPU (kernels/ops/matmul.hpp is the contract: shapes,
 // weight layouts, forward overwriting out, backward accumulating into dweight
 // and dbias, and into dinp or over it (GradMode::Overwrite: beta 0 for its GEMM)).
 //

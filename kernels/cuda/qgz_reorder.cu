@@ -1,4 +1,4 @@
-// qgZ step 1's reorder on the GPU (kernels/qgz_reorder.hpp is the contract):
+// qgZ step 1's reorder on the GPU (kernels/quant/qgz_reorder.hpp is the contract):
 // one thread per output element, a plain copy, so bit for bit the host's.
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/quantize.cuh"

@@ -3,7 +3,7 @@
 // block's scale, quantizing and dequantizing one element or one packed word of
 // four, the qgZ reorder's index map. All fp32 arithmetic goes through the _rn
 // intrinsics (no FMA contraction, no approximate division, denormals kept):
-// bit for bit kernels/quant_ref.hpp. Included by quantize.cu and quant_fp8.cu only.
+// bit for bit kernels/quant/quant_ref.hpp. Included by quantize.cu and quant_fp8.cu only.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -13,7 +13,7 @@
 #include <string>
 
 #include "kernels/cuda/bf16.cuh"
-#include "kernels/quant_ref.hpp"
+#include "kernels/quant/quant_ref.hpp"
 
 namespace zeropp::cuda::quant_device {
 
@@ -44,7 +44,7 @@ constexpr uint32_t kTinyBits = 0x1f800000u;          // 2^-64
 constexpr float kTinyPre = 18446744073709551616.0f;  // 2^64
 
 struct Params {
-  float scale, pre, inv;  // as kernels/quantize.hpp: inv = 0 means every q = 0
+  float scale, pre, inv;  // as kernels/quant/quantize.hpp: inv = 0 means every q = 0
 };
 
 __device__ __forceinline__ uint32_t absbits(float f) { return __float_as_uint(f) & 0x7fffffffu; }
@@ -76,7 +76,7 @@ __device__ __forceinline__ int32_t quant1(float x, const Params& p) {
 __device__ __forceinline__ float deq1(int32_t v, float scale) { return __fmul_rn(float(v), scale); }
 
 // The new value of an element x given its dequantized value d: d, x + d, or d
-// rounded to the nearest bf16 (kernels/quantize.hpp); x is read only to add
+// rounded to the nearest bf16 (kernels/quant/quantize.hpp); x is read only to add
 // (the compiler drops the unused load).
 enum class Mode { Set, Add, RoundBF16 };
 template <Mode M>

@@ -10,7 +10,7 @@
 #include "kernels/cuda/bf16.cuh"
 #include "kernels/cuda/quant_device.cuh"
 #include "kernels/cuda/quant_fp8.cuh"
-#include "kernels/quant_ref.hpp"
+#include "kernels/quant/quant_ref.hpp"
 
 namespace zeropp::cuda {
 

@@ -1,6 +1,6 @@
-// CUDA twins of kernels/quant_fp8.hpp's blockwise fp8 (e4m3) scheme, on device pointers.
+// CUDA twins of kernels/quant/quant_fp8.hpp's blockwise fp8 (e4m3) scheme, on device pointers.
 //
-// Bit for bit kernels/quant_fp8_ref.hpp: the block's scale through the int
+// Bit for bit kernels/quant/quant_fp8_ref.hpp: the block's scale through the int
 // kernels' device arithmetic (kernels/cuda/quant_device.cuh, Q = 448), the
 // codes by __nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3) (nearest even,
 // saturating, as fp8::encode for every value the scheme feeds it: finite,

@@ -17,7 +17,7 @@
 
 #include "kernels/cuda/quant_device.cuh"
 #include "kernels/cuda/quantize.cuh"
-#include "kernels/quant_ref.hpp"
+#include "kernels/quant/quant_ref.hpp"
 
 namespace zeropp::cuda {
 

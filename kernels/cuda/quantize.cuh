@@ -1,8 +1,8 @@
 // CUDA kernels of ZeRO++'s quantization (qwZ, qgZ), on device pointers.
 //
-// Same formats, scale arithmetic and NaN/Inf policy as kernels/quantize.hpp,
-// same summation order as kernels/quant_reduce.hpp; the host references they
-// are checked against are kernels/quant_ref.hpp (tools/gpu_check).
+// Same formats, scale arithmetic and NaN/Inf policy as kernels/quant/quantize.hpp,
+// same summation order as kernels/quant/quant_reduce.hpp; the host references they
+// are checked against are kernels/quant/quant_ref.hpp (tools/gpu_check).
 //
 // Agreement with the host reference:
 //   * quantized bytes and scales: bit for bit (the arithmetic is spelled with
@@ -52,13 +52,13 @@ void dequantize_int4(const uint8_t* q, const float* scales, float* x, int64_t n,
 void dequantize_int4_add(const uint8_t* q, const float* scales, float* x, int64_t n, int64_t block,
                          cudaStream_t stream = nullptr);
 
-// x = q * scale rounded to the nearest bf16 (kernels/quantize.hpp's _bf16:
+// x = q * scale rounded to the nearest bf16 (kernels/quant/quantize.hpp's _bf16:
 // qwZ's gather on a bf16 wire), bit for bit dequantize then round_to_bf16;
 // q is int8 (bits 8) or packed int4 (bits 4).
 void dequantize_bf16(int bits, const void* q, const float* scales, float* x, int64_t n, int64_t block,
                      cudaStream_t stream = nullptr);
 
-// qgZ step 1 unfused (kernels/qgz_reorder.hpp; kernels/cuda/qgz_reorder.cu):
+// qgZ step 1 unfused (kernels/quant/qgz_reorder.hpp; kernels/cuda/qgz_reorder.cu):
 // out[x*Y*s + y*s + i] = grad[(y*X + x)*s + i], n a multiple of X*Y (checked by the caller).
 void qgz_reorder(const float* grad, float* out, int64_t n, int X, int Y, cudaStream_t stream = nullptr);
 
@@ -70,7 +70,7 @@ void qgz_reorder(const float* grad, float* out, int64_t n, int X, int Y, cudaStr
 void qgz_reorder_quantize(int bits, const float* grad, void* q, float* scales, int64_t n, int X, int Y,
                           int64_t block, cudaStream_t stream = nullptr);
 
-// qgZ's intra-node hop fused (kernels/quant_reduce.hpp): k chunks of n
+// qgZ's intra-node hop fused (kernels/quant/quant_reduce.hpp): k chunks of n
 // elements in (chunk j: bytes at q_in + j*bytes(n), scales at
 // scales_in + j*n/block), summed per block in fp32 in chunk order, requantized.
 void dequant_sum_requant_int4(const uint8_t* q_in, const float* scales_in, int k, uint8_t* q_out,

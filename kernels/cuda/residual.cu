@@ -1,4 +1,4 @@
-// Residual connection on the GPU (kernels/residual.hpp is the contract): one
+// Residual connection on the GPU (kernels/ops/residual.hpp is the contract): one
 // thread per element, out = a + b (out may
 // alias a or b: each thread reads its element before writing it), backward
 // da += dout, db += dout. Bit for bit the host's.

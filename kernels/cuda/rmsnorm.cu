@@ -1,4 +1,4 @@
-// RMSNorm on the GPU (kernels/rmsnorm.hpp is the contract), laid out as
+// RMSNorm on the GPU (kernels/ops/rmsnorm.hpp is the contract), laid out as
 // kernels/cuda/layernorm.cu: one warp per row for the forward and for dinp
 // (warp-reduced sums: within a few ulp of the host's sequential sums, relative
 // 1e-5), and dweight by the two-level column sums of column_sum.cuh

@@ -1,4 +1,4 @@
-// Rotary position embedding on the GPU (kernels/rope.hpp is the contract): one
+// Rotary position embedding on the GPU (kernels/ops/rope.hpp is the contract): one
 // thread per (row, channel pair) of q and k, rotating by theta = t *
 // 10000^(-2i/hs) with the host's float expression (t = pos0 + the row's
 // position for rope_forward_at, generation after pos0 cached tokens), and one

@@ -1,4 +1,4 @@
-// Sum of squares on the GPU (kernels/sum_squares.hpp is the contract), for the
+// Sum of squares on the GPU (kernels/ops/sum_squares.hpp is the contract), for the
 // gradient norm: exact float squares summed in double (kernels/cuda/reduce_sum.cuh),
 // so it agrees with the host's sequential double sum to relative 1e-11.
 #include "kernels/cuda/ops.hpp"

@@ -1,4 +1,4 @@
-// SwiGLU on the GPU (kernels/swiglu.hpp is the contract): one thread per
+// SwiGLU on the GPU (kernels/ops/swiglu.hpp is the contract): one thread per
 // output element, the host kernel's expressions with CUDA's expf (an ulp or
 // two from glibc's): relative 1e-5 agreement (absolute 1e-5 where 1 - sigmoid cancels).
 #include "kernels/cuda/launch.cuh"

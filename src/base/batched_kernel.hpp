@@ -1,5 +1,5 @@
 // The kernels that may run the attention's batched fp32 GEMMs
-// (kernels/gemm_batched.hpp), as train.batched_gemm names them.
+// (kernels/gemm/gemm_batched.hpp), as train.batched_gemm names them.
 #pragma once
 
 #include "src/base/deck_enum.hpp"
@@ -7,8 +7,8 @@
 namespace zeropp {
 
 enum class BatchedKernel {
-  Auto,    // kernels/gemm_batched.hpp's rule decides (choose_batched_kernel)
-  Blas,    // the BLAS (kernels/gemm.hpp's gemm), once per product
+  Auto,    // kernels/gemm/gemm_batched.hpp's rule decides (choose_batched_kernel)
+  Blas,    // the BLAS (kernels/gemm/gemm.hpp's gemm), once per product
   OneDnn,  // oneDNN's fp32 matmul, the batch in one call
 };
 constexpr std::array<DeckName<BatchedKernel>, 3> deck_names(BatchedKernel) {

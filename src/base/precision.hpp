@@ -1,8 +1,8 @@
 // Operand precision of the model's matrix products (train.precision).
 //
-//   FP32  fp32 operands, fp32 GEMMs (kernels/gemm.hpp).
+//   FP32  fp32 operands, fp32 GEMMs (kernels/gemm/gemm.hpp).
 //   BF16  mixed precision: operands rounded to bf16, products summed in fp32,
-//         fp32 results (kernels/gemm_bf16.hpp). Everything else (LayerNorm, softmax,
+//         fp32 results (kernels/gemm/gemm_bf16.hpp). Everything else (LayerNorm, softmax,
 //         GELU, loss, residuals, master weights, optimizer) stays fp32.
 #pragma once
 

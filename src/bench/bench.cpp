@@ -7,11 +7,11 @@
 #include <optional>
 #include <vector>
 
-#include "kernels/blas_core.hpp"
-#include "kernels/gemm.hpp"
-#include "kernels/gemm_batched.hpp"
-#include "kernels/gemm_bf16.hpp"
-#include "kernels/parallel_chunks.hpp"
+#include "kernels/gemm/blas_core.hpp"
+#include "kernels/gemm/gemm.hpp"
+#include "kernels/gemm/gemm_batched.hpp"
+#include "kernels/gemm/gemm_bf16.hpp"
+#include "kernels/runtime/parallel_chunks.hpp"
 #include "src/base/errors.hpp"
 #include "src/base/logging.hpp"
 #include "src/bench/gemm_mix.hpp"

@@ -1,6 +1,6 @@
 // zeropp_elementwise_bench [--reps R]
 //
-// Thread CPU time of the dispatched elementwise kernels (kernels/simd_dispatch.hpp)
+// Thread CPU time of the dispatched elementwise kernels (kernels/runtime/simd_dispatch.hpp)
 // on the shapes of one `tiny` step (inputs/tiny.toml: B 8, T 256, C 256, 4 heads;
 // the cross-entropy on one LM-head chunk of `small`, V 50304):
 // best of R calls each, in ms. CPU time rather than wall time, so that other
@@ -15,17 +15,17 @@
 #include <cstring>
 #include <string>
 
-#include "kernels/adamw.hpp"
-#include "kernels/bias_gelu.hpp"
-#include "kernels/buffer_ops.hpp"
-#include "kernels/causal_softmax.hpp"
-#include "kernels/convert.hpp"
-#include "kernels/cpu_features.hpp"
-#include "kernels/crossentropy.hpp"
-#include "kernels/gelu.hpp"
-#include "kernels/layernorm.hpp"
-#include "kernels/layernorm_seed.hpp"
-#include "kernels/sum_squares.hpp"
+#include "kernels/ops/adamw.hpp"
+#include "kernels/ops/bias_gelu.hpp"
+#include "kernels/ops/buffer_ops.hpp"
+#include "kernels/ops/causal_softmax.hpp"
+#include "kernels/ops/convert.hpp"
+#include "kernels/ops/crossentropy.hpp"
+#include "kernels/ops/gelu.hpp"
+#include "kernels/ops/layernorm.hpp"
+#include "kernels/ops/layernorm_seed.hpp"
+#include "kernels/ops/sum_squares.hpp"
+#include "kernels/runtime/cpu_features.hpp"
 
 using namespace zeropp;
 

@@ -27,9 +27,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels/attention.hpp"
-#include "kernels/gemm_batched.hpp"
-#include "kernels/gemm_bf16.hpp"
+#include "kernels/gemm/gemm_batched.hpp"
+#include "kernels/gemm/gemm_bf16.hpp"
+#include "kernels/ops/attention.hpp"
 #include "src/bench/bench.hpp"
 
 using namespace zeropp;

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <random>
 
-#include "kernels/gemm_bf16.hpp"
+#include "kernels/gemm/gemm_bf16.hpp"
 
 namespace zeropp {
 

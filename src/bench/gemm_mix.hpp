@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "kernels/device_buffer.hpp"
-#include "kernels/gemm.hpp"
+#include "kernels/gemm/gemm.hpp"
+#include "kernels/runtime/device_buffer.hpp"
 #include "src/base/precision.hpp"
 #include "src/config/config.hpp"
 

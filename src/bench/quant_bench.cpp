@@ -1,6 +1,6 @@
 // zeropp_quant_bench [--n N] [--block B] [--reps R] [--accuracy-n M]
 //
-// 1. Throughput of the quantization kernels (kernels/quantize, kernels/quant_reduce)
+// 1. Throughput of the quantization kernels (kernels/quant/quantize, kernels/quant/quant_reduce)
 //    against a STREAM-like copy measured in the same run (std::memcpy and
 //    Kokkos::deep_copy of N floats). Bytes per call = bytes read + bytes written
 //    (no write-allocate traffic, as STREAM counts). Each kernel runs once to warm
@@ -12,7 +12,7 @@
 //    max absolute error, with the scale overhead (4 bytes per block) in percent
 //    of the payload.
 // ZEROPP_MAX_CPU_ISA=avx2|baseline caps the instruction set of the quantization loops
-// (kernels/quant_isa.hpp); the first line of the table names the one used.
+// (kernels/quant/quant_isa.hpp); the first line of the table names the one used.
 // Both tables are printed as Markdown (docs/performance.md).
 #include <algorithm>
 #include <chrono>
@@ -25,11 +25,11 @@
 #include <string>
 #include <vector>
 
-#include "kernels/convert.hpp"
-#include "kernels/qgz_reorder.hpp"
-#include "kernels/quant_isa.hpp"
-#include "kernels/quant_reduce.hpp"
-#include "kernels/quantize.hpp"
+#include "kernels/ops/convert.hpp"
+#include "kernels/quant/qgz_reorder.hpp"
+#include "kernels/quant/quant_isa.hpp"
+#include "kernels/quant/quant_reduce.hpp"
+#include "kernels/quant/quantize.hpp"
 
 using namespace zeropp;
 

@@ -1,7 +1,7 @@
 #include "src/device/cuda_stager.hpp"
 
 #include "kernels/cuda/check.hpp"
-#include "kernels/device_context.hpp"
+#include "kernels/runtime/device_context.hpp"
 
 namespace zeropp::cuda {
 

@@ -2,7 +2,7 @@
 // staging memory is pinned host memory (cudaMallocHost: the copies run at the
 // link's rate and MPI may register it), copies are cudaMemcpyAsync with
 // cudaMemcpyDefault (unified addressing tells device from host pointers, so a
-// host buffer works too) on the compute stream (kernels/device_context.hpp),
+// host buffer works too) on the compute stream (kernels/runtime/device_context.hpp),
 // then a synchronisation of that stream: to_host sees the engine's writes and
 // to_device's bytes are in place when it returns.
 // It uses the calling thread's current device (the engine selects it; several

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "kernels/device_buffer.hpp"
+#include "kernels/runtime/device_buffer.hpp"
 #include "src/base/errors.hpp"
 
 namespace zeropp {

@@ -5,7 +5,7 @@
 // (N(0, 0.02), residual-stream projections N(0, 0.02/sqrt(2L)), as each
 // family's layout marks them). Each family adds its passes and buffers.
 // Every buffer is a Buffer<T> (device memory when a device context is
-// installed, kernels/device_context.hpp): the decoders touch them only through
+// installed, kernels/runtime/device_context.hpp): the decoders touch them only through
 // kernels, buffer operations and copy_to_device, and read a value on the host
 // only where they return one (the loss, through sum or dot).
 #pragma once
@@ -15,10 +15,10 @@
 #include <string>
 #include <utility>
 
-#include "kernels/attention_decode.hpp"
-#include "kernels/crossentropy.hpp"
-#include "kernels/lm_head_loss.hpp"
-#include "kernels/matmul.hpp"
+#include "kernels/ops/attention_decode.hpp"
+#include "kernels/ops/crossentropy.hpp"
+#include "kernels/ops/lm_head_loss.hpp"
+#include "kernels/ops/matmul.hpp"
 #include "src/base/errors.hpp"
 #include "src/models/decoder_parts.hpp"
 #include "src/models/kv_cache.hpp"

@@ -2,15 +2,15 @@
 // buffers, a parameter's part of its unit's flat buffer, the tokens a
 // forward keeps for its backward, the activation slots of model.recompute
 // and the (weighted) mean of the per-token losses. Everything here goes through kernels and buffer
-// operations: the buffers may live on a GPU (kernels/device_context.hpp).
+// operations: the buffers may live on a GPU (kernels/runtime/device_context.hpp).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "kernels/buffer_ops.hpp"
-#include "kernels/common.hpp"
-#include "kernels/device_buffer.hpp"
+#include "kernels/ops/buffer_ops.hpp"
+#include "kernels/runtime/common.hpp"
+#include "kernels/runtime/device_buffer.hpp"
 #include "src/models/model.hpp"
 #include "src/models/param_layout.hpp"
 

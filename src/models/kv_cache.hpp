@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/common.hpp"
-#include "kernels/device_buffer.hpp"
+#include "kernels/runtime/common.hpp"
+#include "kernels/runtime/device_buffer.hpp"
 
 namespace zeropp {
 

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/common.hpp"
+#include "kernels/runtime/common.hpp"
 #include "src/base/precision.hpp"
 #include "src/config/config.hpp"
 #include "src/models/param_layout.hpp"
@@ -126,7 +126,7 @@ class Model {
   virtual void init_unit(int unit, uint64_t seed, int64_t begin, int64_t end, T* out) const = 0;
 
   // Operand precision of the matrix products (train.precision): fp32, or
-  // bf16 with fp32 accumulation (kernels/matmul.hpp); BF16 needs T = float.
+  // bf16 with fp32 accumulation (kernels/ops/matmul.hpp); BF16 needs T = float.
   void set_precision(Precision p) { prec_ = p; }
   Precision precision() const { return prec_; }
 

@@ -1,6 +1,6 @@
 #include "src/rlhf/rollout.hpp"
 
-#include "kernels/device_memory.hpp"
+#include "kernels/runtime/device_memory.hpp"
 
 namespace zeropp {
 

@@ -8,7 +8,7 @@
 #include <functional>
 #include <vector>
 
-#include "kernels/common.hpp"
+#include "kernels/runtime/common.hpp"
 #include "src/generate/generate.hpp"
 
 namespace zeropp {

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "kernels/blas_core.hpp"
+#include "kernels/gemm/blas_core.hpp"
 
 namespace zeropp {
 

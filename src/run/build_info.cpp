@@ -1,7 +1,7 @@
 #include "src/run/build_info.hpp"
 
-#include "kernels/blas_core.hpp"
-#include "kernels/onednn.hpp"
+#include "kernels/gemm/blas_core.hpp"
+#include "kernels/gemm/onednn.hpp"
 #include "src/base/build_features.hpp"
 
 namespace zeropp {

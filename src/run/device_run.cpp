@@ -9,7 +9,7 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/gemm_cublas.hpp"
-#include "kernels/device_context.hpp"
+#include "kernels/runtime/device_context.hpp"
 #include "src/device/cuda_device.hpp"
 #endif
 

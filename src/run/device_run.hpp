@@ -5,7 +5,7 @@
 // refuses when the device part of the run's estimated memory (MemoryCheck::split)
 // does not fit in the device's free memory, creates the compute stream and a cuBLAS handle on it (TF32 per
 // train.tf32) and installs them as the process's DeviceContext
-// (kernels/device_context.hpp); the destructor removes it. It must therefore
+// (kernels/runtime/device_context.hpp); the destructor removes it. It must therefore
 // be built before the engine and the model allocate and destroyed after them
 // (Run's member order). For "host" it does nothing. Every refusal is an Error
 // naming train.device.

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/sum_squares.hpp"
+#include "kernels/ops/sum_squares.hpp"
 #include "src/base/errors.hpp"
 #include "src/zero/engine_impl.hpp"
 

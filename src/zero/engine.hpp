@@ -47,7 +47,7 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/common.hpp"
+#include "kernels/runtime/common.hpp"
 #include "src/base/tensor_shard.hpp"
 #include "src/comm/communicator.hpp"
 #include "src/comm/topology.hpp"

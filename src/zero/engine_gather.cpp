@@ -1,6 +1,6 @@
 #include <algorithm>
 
-#include "kernels/convert.hpp"
+#include "kernels/ops/convert.hpp"
 #include "src/base/errors.hpp"
 #include "src/zero/engine_impl.hpp"
 

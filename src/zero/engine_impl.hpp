@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/device_buffer.hpp"
+#include "kernels/runtime/device_buffer.hpp"
 #include "src/zero/engine.hpp"
 #include "src/zero/kernel_progress.hpp"
 #include "src/zero/optimizer.hpp"

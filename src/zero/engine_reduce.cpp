@@ -1,5 +1,5 @@
-#include "kernels/accumulate.hpp"
-#include "kernels/buffer_ops.hpp"
+#include "kernels/ops/accumulate.hpp"
+#include "kernels/ops/buffer_ops.hpp"
 #include "src/zero/engine_impl.hpp"
 
 namespace zeropp {

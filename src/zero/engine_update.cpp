@@ -13,7 +13,7 @@
 // and the norm sums the same per-unit values in unit order.
 #include <cmath>
 
-#include "kernels/sum_squares.hpp"
+#include "kernels/ops/sum_squares.hpp"
 #include "src/zero/engine_impl.hpp"
 
 namespace zeropp {
@@ -64,7 +64,7 @@ void Engine::Impl::update(StepStats& st, double loss, const OptimConfig& o, doub
   // They stay in flight between steps, where any MPI call of the caller's
   // (the stop flag, metrics I/O) may move their bytes into our buffers, as a
   // CUDA-aware MPI writes device memory: the communicator owns those buffers
-  // until the next pass takes the gathers over (kernels/device_memory.hpp).
+  // until the next pass takes the gathers over (kernels/runtime/device_memory.hpp).
   carried_access = std::make_unique<DeviceAccess>();
 }
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "kernels/convert.hpp"
+#include "kernels/ops/convert.hpp"
 #include "src/base/errors.hpp"
 #include "src/zero/zero_layout.hpp"
 

@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/device_buffer.hpp"
+#include "kernels/runtime/device_buffer.hpp"
 #include "src/comm/communicator.hpp"
 #include "src/comm/topology.hpp"
 #include "src/config/config.hpp"

@@ -4,7 +4,7 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/kernel_hooks.hpp"
+#include "kernels/runtime/kernel_hooks.hpp"
 
 namespace zeropp {
 

@@ -4,7 +4,7 @@
 // hop, qgZ's work between its hops) only when someone calls into it, and the
 // model must not know MPI. So the engine registers a function that Kokkos calls
 // after every kernel (parallel_for / reduce / scan) and deep copy, through
-// kernels/kernel_hooks.hpp (Kokkos's tool callbacks, shared with the poison
+// kernels/runtime/kernel_hooks.hpp (Kokkos's tool callbacks, shared with the poison
 // arena): collectives then advance between the model's ops
 // (a few µs per call, ~30 calls per unit), not only at unit boundaries.
 // GEMMs (OpenBLAS) are not Kokkos kernels: a collective waits at most until

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/adamw.hpp"
+#include "kernels/ops/adamw.hpp"
 
 namespace zeropp {
 

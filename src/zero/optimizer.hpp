@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/common.hpp"
+#include "kernels/runtime/common.hpp"
 #include "src/config/config.hpp"
 #include "src/models/param_layout.hpp"
 

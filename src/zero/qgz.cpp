@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "kernels/error_feedback.hpp"
-#include "kernels/qgz_reorder.hpp"
+#include "kernels/quant/error_feedback.hpp"
+#include "kernels/quant/qgz_reorder.hpp"
 #include "src/base/errors.hpp"
 #include "src/zero/quant_scheme.hpp"
 

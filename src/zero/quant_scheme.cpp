@@ -3,11 +3,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/qgz_reorder.hpp"
-#include "kernels/quant_fp8.hpp"
-#include "kernels/quant_reduce.hpp"
-#include "kernels/quant_ref.hpp"
-#include "kernels/quantize.hpp"
+#include "kernels/quant/qgz_reorder.hpp"
+#include "kernels/quant/quant_fp8.hpp"
+#include "kernels/quant/quant_reduce.hpp"
+#include "kernels/quant/quant_ref.hpp"
+#include "kernels/quant/quantize.hpp"
 
 namespace zeropp {
 

@@ -4,7 +4,7 @@
 // gathers), a bit width (8 or 4; 8 for e4m3), a block (elements per scale) and
 // a scale dtype (fp32). It owns the sizes (payload, scales, the packed
 // [payload | scales] chunk of qwZ's gather) and dispatches the kernels of
-// kernels/quantize.hpp and kernels/quant_reduce.hpp on raw buffers, so that
+// kernels/quant/quantize.hpp and kernels/quant/quant_reduce.hpp on raw buffers, so that
 // callers never branch on the width. Sizes are pure functions; the payload
 // size itself is quant_ref::payload_bytes, the one definition the kernels
 // check against.
@@ -15,11 +15,11 @@
 namespace zeropp {
 
 // The dtype of the per-block scales. Only fp32 exists: a bf16 scale would
-// change the kernels' arithmetic (kernels/quantize.hpp) and its references.
+// change the kernels' arithmetic (kernels/quant/quantize.hpp) and its references.
 enum class ScaleDType { F32 };
 
-// How an element is stored: a symmetric integer q * scale (kernels/quantize.hpp),
-// or an e4m3 float times the scale (kernels/quant_fp8_ref.hpp: the error is
+// How an element is stored: a symmetric integer q * scale (kernels/quant/quantize.hpp),
+// or an e4m3 float times the scale (kernels/quant/quant_fp8_ref.hpp: the error is
 // relative per element, not absolute per block). E4M3 serves qwZ's gathers
 // only: the qgZ operations below refuse it.
 enum class QuantElement { Int, E4M3 };
@@ -45,7 +45,7 @@ struct QuantScheme {
   int64_t packed_scales_offset(int64_t n) const;
   int64_t packed_bytes(int64_t n) const;
 
-  // q: payload_bytes(n) bytes, scales: n/block floats (kernels/quantize.hpp).
+  // q: payload_bytes(n) bytes, scales: n/block floats (kernels/quant/quantize.hpp).
   void quantize(const float* x, uint8_t* q, float* scales, int64_t n) const;
   void dequantize(const uint8_t* q, const float* scales, float* x, int64_t n) const;
   // Packed chunk variants (packed_bytes(n) bytes at `chunk`).
@@ -54,11 +54,11 @@ struct QuantScheme {
   // dequantize_packed with every value rounded to its nearest bf16 in the same
   // pass: bit for bit dequantize_packed followed by round_to_bf16.
   void dequantize_packed_bf16(const uint8_t* chunk, float* x, int64_t n) const;
-  // quantize of qgz_reorder(grad) without the reordered copy (kernels/qgz_reorder.hpp):
+  // quantize of qgz_reorder(grad) without the reordered copy (kernels/quant/qgz_reorder.hpp):
   // n/(X·Y) must be a multiple of block.
   void quantize_reordered(const float* grad, uint8_t* q, float* scales, int64_t n, int X, int Y) const;
   // out[n] = sum over k chunks (chunk i: payload at q + i·payload_bytes(n),
-  // scales at scales + i·n/block), in fp32, in chunk order (kernels/quant_reduce.hpp).
+  // scales at scales + i·n/block), in fp32, in chunk order (kernels/quant/quant_reduce.hpp).
   void dequantize_sum(const uint8_t* q, const float* scales, int k, float* out, int64_t n) const;
   // dequantize_sum, then requantized in `to` (same block) without leaving
   // the block: bit-identical to dequantize_sum followed by to.quantize.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Whole runs with every engine and model buffer in the poisoned arena
-# (ZEROPP_POISON_HOST_ACCESS=1, kernels/device_memory.hpp): any host access
+# (ZEROPP_POISON_HOST_ACCESS=1, kernels/runtime/device_memory.hpp): any host access
 # to one outside a kernel, a transfer or a communicator call faults, as it
 # would on a GPU. ZeRO++ (qwZ + hpZ + qgZ with error feedback) on 2 ranks as
 # 2 emulated nodes, validation and a sample every run: 2 steps with the

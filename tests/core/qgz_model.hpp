@@ -1,5 +1,5 @@
 // A reference model of qgZ (src/zero/qgz.hpp's steps 1-5) for every rank at
-// once, in plain loops with the reference quantizers of kernels/quant_ref.hpp:
+// once, in plain loops with the reference quantizers of kernels/quant/quant_ref.hpp:
 // given every rank's padded gradient of a unit, what every owner must receive,
 // bit for bit (the kernels equal these references bit for bit, and qgZ sums
 // the X chunks in local-rank order and the Y pieces in node order).
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/quant_ref.hpp"
+#include "kernels/quant/quant_ref.hpp"
 #include "src/comm/topology.hpp"
 #include "src/zero/qgz.hpp"
 

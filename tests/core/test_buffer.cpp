@@ -1,11 +1,11 @@
-// Buffer<T> (kernels/device_buffer.hpp): zero-filled, explicit transfers both ways,
+// Buffer<T> (kernels/runtime/device_buffer.hpp): zero-filled, explicit transfers both ways,
 // and, in the poisoned mode, a host read of its memory faults.
 #include <catch2/catch.hpp>
 #include <numeric>
 #include <optional>
 #include <vector>
 
-#include "kernels/device_buffer.hpp"
+#include "kernels/runtime/device_buffer.hpp"
 
 using namespace zeropp;
 

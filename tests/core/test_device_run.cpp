@@ -2,7 +2,7 @@
 // check, and what a run without a GPU says (no context is ever installed).
 #include <catch2/catch.hpp>
 
-#include "kernels/device_context.hpp"
+#include "kernels/runtime/device_context.hpp"
 #include "src/base/errors.hpp"
 #include "src/run/device_run.hpp"
 #ifdef ZEROPP_HAVE_CUDA

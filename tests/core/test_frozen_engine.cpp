@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/engine_fixture.hpp"
-#include "kernels/device_memory.hpp"
+#include "kernels/runtime/device_memory.hpp"
 
 using namespace zeropp;
 using namespace zeropp::test;

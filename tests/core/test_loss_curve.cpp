@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/full_weights.hpp"
-#include "kernels/adamw.hpp"
+#include "kernels/ops/adamw.hpp"
 #include "src/models/model.hpp"
 
 using namespace zeropp;

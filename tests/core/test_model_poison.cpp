@@ -1,8 +1,8 @@
 // The models never touch their buffers on the host (src/models on device
-// buffers, kernels/device_context.hpp): run by ctest's model_poison with
+// buffers, kernels/runtime/device_context.hpp): run by ctest's model_poison with
 // ZEROPP_POISON_HOST_ACCESS=1, so the model's activations, its KV cache and
 // the weights, gradients and tokens handed to it all live in the PROT_NONE
-// arena (kernels/device_memory.hpp) and any host access faults. One training
+// arena (kernels/runtime/device_memory.hpp) and any host access faults. One training
 // step (forward, backward; bf16, then fp32) with plain and weighted losses, a decode step and
 // greedy generation (src/generate/generate.cpp, training's sample) and rlhf's
 // completion log-probabilities (src/rlhf/rollout.cpp), for both
@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "core/full_weights.hpp"
-#include "kernels/buffer_ops.hpp"
-#include "kernels/device_buffer.hpp"
-#include "kernels/gemm_bf16.hpp"
+#include "kernels/gemm/gemm_bf16.hpp"
+#include "kernels/ops/buffer_ops.hpp"
+#include "kernels/runtime/device_buffer.hpp"
 #include "src/generate/generate.hpp"
 #include "src/models/model.hpp"
 #include "src/rlhf/rollout.hpp"

@@ -1,6 +1,6 @@
 // QuantScheme: its sizes (pure functions; qwZ's packed chunk keeps its scales
 // aligned) and its dispatch onto the kernels, bit for bit against the plain
-// references of kernels/quant_ref.hpp (through core/qgz_model.hpp's round_trip).
+// references of kernels/quant/quant_ref.hpp (through core/qgz_model.hpp's round_trip).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>

@@ -7,7 +7,7 @@
 
 #include "core/engine_fixture.hpp"
 #include "core/full_weights.hpp"
-#include "kernels/device_memory.hpp"
+#include "kernels/runtime/device_memory.hpp"
 #include "src/rlhf/policy_gradient.hpp"
 #include "src/rlhf/reward.hpp"
 #include "src/rlhf/rollout.hpp"

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/common.hpp"
 #include "kernels/cuda/check.hpp"
+#include "kernels/runtime/common.hpp"
 #include "src/device/cuda_device.hpp"
 
 namespace zeropp::test {

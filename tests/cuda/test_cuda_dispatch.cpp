@@ -1,4 +1,4 @@
-// The device side of the kernel entry points (kernels/device_context.hpp): the
+// The device side of the kernel entry points (kernels/runtime/device_context.hpp): the
 // twins composed from other twins (the chunked LM head, the bf16 GEMM on fp32
 // operands) against their host kernels, and the host entry points themselves
 // under an installed context, which must run exactly their CUDA twins on the
@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "kernels/cuda/ops.hpp"
-#include "kernels/device_context.hpp"
-#include "kernels/gemm.hpp"
-#include "kernels/gemm_bf16.hpp"
-#include "kernels/layernorm.hpp"
-#include "kernels/lm_head_loss.hpp"
-#include "kernels/matmul.hpp"
+#include "kernels/gemm/gemm.hpp"
+#include "kernels/gemm/gemm_bf16.hpp"
+#include "kernels/ops/layernorm.hpp"
+#include "kernels/ops/lm_head_loss.hpp"
+#include "kernels/ops/matmul.hpp"
+#include "kernels/runtime/device_context.hpp"
 #include "tests/cuda/device_compare.hpp"
 
 namespace zc = zeropp::cuda;

@@ -14,17 +14,17 @@
 #include <random>
 #include <vector>
 
-#include "kernels/accumulate.hpp"
-#include "kernels/adamw.hpp"
-#include "kernels/buffer_ops.hpp"
-#include "kernels/convert.hpp"
-#include "kernels/device_buffer.hpp"
-#include "kernels/device_context.hpp"
-#include "kernels/error_feedback.hpp"
-#include "kernels/qgz_reorder.hpp"
-#include "kernels/quant_reduce.hpp"
-#include "kernels/quantize.hpp"
-#include "kernels/sum_squares.hpp"
+#include "kernels/ops/accumulate.hpp"
+#include "kernels/ops/adamw.hpp"
+#include "kernels/ops/buffer_ops.hpp"
+#include "kernels/ops/convert.hpp"
+#include "kernels/ops/sum_squares.hpp"
+#include "kernels/quant/error_feedback.hpp"
+#include "kernels/quant/qgz_reorder.hpp"
+#include "kernels/quant/quant_reduce.hpp"
+#include "kernels/quant/quantize.hpp"
+#include "kernels/runtime/device_buffer.hpp"
+#include "kernels/runtime/device_context.hpp"
 #include "src/base/errors.hpp"
 #include "tests/cuda/device_compare.hpp"
 

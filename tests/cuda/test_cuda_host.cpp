@@ -10,9 +10,9 @@
 #include "kernels/cuda/comm_kernels.cuh"
 #include "kernels/cuda/gemm_cublas.hpp"
 #include "kernels/cuda/quantize.cuh"
-#include "kernels/device_context.hpp"
-#include "kernels/layernorm.hpp"
-#include "kernels/rounded_operand.hpp"
+#include "kernels/gemm/rounded_operand.hpp"
+#include "kernels/ops/layernorm.hpp"
+#include "kernels/runtime/device_context.hpp"
 #include "src/device/cuda_device.hpp"
 
 namespace zc = zeropp::cuda;

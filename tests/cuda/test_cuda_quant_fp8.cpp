@@ -1,5 +1,5 @@
 // The fp8 (e4m3) weight-gather scheme's CUDA twins (kernels/cuda/quant_fp8.cuh)
-// against the host's (kernels/quant_fp8_ref.hpp), bit for bit: codes, scales and
+// against the host's (kernels/quant/quant_fp8_ref.hpp), bit for bit: codes, scales and
 // dequantized values (a NaN block compares as NaN: the GPU's NaN payload
 // differs). "SKIPPED:" without a device.
 #include <catch2/catch.hpp>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kernels/cuda/quant_fp8.cuh"
-#include "kernels/quant_fp8_ref.hpp"
+#include "kernels/quant/quant_fp8_ref.hpp"
 #include "tests/cuda/device_compare.hpp"
 
 using namespace zeropp::test;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "io/checkpoint/shard_staging.hpp"
-#include "kernels/device_buffer.hpp"
+#include "kernels/runtime/device_buffer.hpp"
 #include "src/base/errors.hpp"
 
 using namespace zeropp;

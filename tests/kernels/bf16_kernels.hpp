@@ -6,7 +6,7 @@
 #include <functional>
 #include <stdexcept>
 
-#include "kernels/gemm_bf16.hpp"
+#include "kernels/gemm/gemm_bf16.hpp"
 
 namespace zeropp::test {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/common.hpp"
+#include "kernels/runtime/common.hpp"
 
 namespace zeropp::test {
 

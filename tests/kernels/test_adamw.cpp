@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "kernels/adamw.hpp"
+#include "kernels/ops/adamw.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

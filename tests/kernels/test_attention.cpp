@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "kernels/attention.hpp"
-#include "kernels/gemm_batched.hpp"
+#include "kernels/gemm/gemm_batched.hpp"
+#include "kernels/ops/attention.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "kernels/attention.hpp"
-#include "kernels/attention_decode.hpp"
+#include "kernels/ops/attention.hpp"
+#include "kernels/ops/attention_decode.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

@@ -1,10 +1,10 @@
-// The buffer operations the models use between kernels (kernels/buffer_ops.hpp):
+// The buffer operations the models use between kernels (kernels/ops/buffer_ops.hpp):
 // axpy (the LM head's weight gradient into its unit) and copy_rows (the KV
 // cache's append, each sequence's last row), on known values.
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "kernels/device_buffer.hpp"
+#include "kernels/runtime/device_buffer.hpp"
 
 using namespace zeropp;
 

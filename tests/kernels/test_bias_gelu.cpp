@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "kernels/bias_gelu.hpp"
-#include "kernels/gelu.hpp"
+#include "kernels/ops/bias_gelu.hpp"
+#include "kernels/ops/gelu.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

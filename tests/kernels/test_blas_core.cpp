@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "kernels/blas_core.hpp"
+#include "kernels/gemm/blas_core.hpp"
 
 using namespace zeropp;
 

@@ -1,4 +1,4 @@
-// The buffer operations (kernels/buffer_ops.hpp) on the host against plain
+// The buffer operations (kernels/ops/buffer_ops.hpp) on the host against plain
 // loops, through Buffer<T> and the explicit transfers, as the engine and the
 // models use them. Their CUDA twins are checked on the device in
 // tests/cuda/test_cuda_engine_kernels.cpp.
@@ -7,8 +7,8 @@
 #include <random>
 #include <vector>
 
-#include "kernels/buffer_ops.hpp"
-#include "kernels/device_buffer.hpp"
+#include "kernels/ops/buffer_ops.hpp"
+#include "kernels/runtime/device_buffer.hpp"
 
 using namespace zeropp;
 

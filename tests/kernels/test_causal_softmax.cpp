@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "kernels/causal_softmax.hpp"
+#include "kernels/ops/causal_softmax.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

@@ -1,9 +1,9 @@
-// The instruction-set choice of the dispatched kernels (kernels/cpu_features.hpp).
+// The instruction-set choice of the dispatched kernels (kernels/runtime/cpu_features.hpp).
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <stdexcept>
 
-#include "kernels/cpu_features.hpp"
+#include "kernels/runtime/cpu_features.hpp"
 
 using namespace zeropp;
 

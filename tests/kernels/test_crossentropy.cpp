@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "kernels/crossentropy.hpp"
+#include "kernels/ops/crossentropy.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

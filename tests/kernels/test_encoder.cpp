@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "kernels/encoder.hpp"
+#include "kernels/ops/encoder.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

@@ -1,17 +1,17 @@
 // The kernels whose CUDA twins are compared bit for bit (tests/cuda) round
 // every operation as written, on whichever SIMD path this process runs
-// (kernels/simd_dispatch.hpp; the ctest entries kernels_simd_avx2 and
+// (kernels/runtime/simd_dispatch.hpp; the ctest entries kernels_simd_avx2 and
 // kernels_simd_baseline run the others): GCC would contract a*b+c into an FMA
 // on the AVX2 and AVX-512 paths, the device (--fmad=false) does not. The
 // references below are the written expressions; this file is compiled with
 // -ffp-contract=off (tests/CMakeLists.txt), so they are never contracted.
 #include <catch2/catch.hpp>
 
-#include "kernels/accumulate.hpp"
-#include "kernels/cpu_features.hpp"
-#include "kernels/crossentropy.hpp"
-#include "kernels/error_feedback.hpp"
-#include "kernels/layernorm.hpp"
+#include "kernels/ops/accumulate.hpp"
+#include "kernels/ops/crossentropy.hpp"
+#include "kernels/ops/layernorm.hpp"
+#include "kernels/quant/error_feedback.hpp"
+#include "kernels/runtime/cpu_features.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "kernels/gelu.hpp"
+#include "kernels/ops/gelu.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

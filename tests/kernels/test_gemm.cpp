@@ -2,7 +2,7 @@
 #include <random>
 #include <vector>
 
-#include "kernels/gemm.hpp"
+#include "kernels/gemm/gemm.hpp"
 
 using namespace zeropp;
 

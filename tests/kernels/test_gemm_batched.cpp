@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/gemm.hpp"
-#include "kernels/gemm_batched.hpp"
+#include "kernels/gemm/gemm.hpp"
+#include "kernels/gemm/gemm_batched.hpp"
 
 using namespace zeropp;
 

@@ -15,8 +15,8 @@
 #include <random>
 #include <vector>
 
-#include "kernels/cpu_features.hpp"
-#include "kernels/gemm_bf16.hpp"
+#include "kernels/gemm/gemm_bf16.hpp"
+#include "kernels/runtime/cpu_features.hpp"
 
 using namespace zeropp;
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/gemm.hpp"
-#include "kernels/gemm_bf16.hpp"
+#include "kernels/gemm/gemm.hpp"
+#include "kernels/gemm/gemm_bf16.hpp"
 
 using namespace zeropp;
 

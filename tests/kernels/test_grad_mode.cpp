@@ -5,11 +5,11 @@
 // reference twins alike.
 #include <catch2/catch.hpp>
 
-#include "kernels/attention.hpp"
-#include "kernels/bias_gelu.hpp"
-#include "kernels/gemm_batched.hpp"
-#include "kernels/rope.hpp"
-#include "kernels/swiglu.hpp"
+#include "kernels/gemm/gemm_batched.hpp"
+#include "kernels/ops/attention.hpp"
+#include "kernels/ops/bias_gelu.hpp"
+#include "kernels/ops/rope.hpp"
+#include "kernels/ops/swiglu.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

@@ -1,5 +1,5 @@
 // Thread-count invariance of the elementwise kernels (train.threads,
-// kernels/parallel_chunks.hpp): each gives bitwise the same outputs on one and
+// kernels/runtime/parallel_chunks.hpp): each gives bitwise the same outputs on one and
 // on two threads. The shapes span several chunks of rows, elements and columns.
 #include <omp.h>
 
@@ -8,17 +8,17 @@
 #include <set>
 #include <vector>
 
-#include "kernels/accumulate.hpp"
-#include "kernels/bias_gelu.hpp"
-#include "kernels/causal_softmax.hpp"
-#include "kernels/convert.hpp"
-#include "kernels/encoder.hpp"
-#include "kernels/gelu.hpp"
-#include "kernels/layernorm.hpp"
-#include "kernels/layernorm_seed.hpp"
-#include "kernels/parallel_chunks.hpp"
-#include "kernels/residual.hpp"
-#include "kernels/sum_squares.hpp"
+#include "kernels/ops/accumulate.hpp"
+#include "kernels/ops/bias_gelu.hpp"
+#include "kernels/ops/causal_softmax.hpp"
+#include "kernels/ops/convert.hpp"
+#include "kernels/ops/encoder.hpp"
+#include "kernels/ops/gelu.hpp"
+#include "kernels/ops/layernorm.hpp"
+#include "kernels/ops/layernorm_seed.hpp"
+#include "kernels/ops/residual.hpp"
+#include "kernels/ops/sum_squares.hpp"
+#include "kernels/runtime/parallel_chunks.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

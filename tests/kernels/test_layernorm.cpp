@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "kernels/layernorm.hpp"
+#include "kernels/ops/layernorm.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/layernorm_seed.hpp"
-#include "kernels/matmul.hpp"
-#include "kernels/residual.hpp"
+#include "kernels/ops/layernorm_seed.hpp"
+#include "kernels/ops/matmul.hpp"
+#include "kernels/ops/residual.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

@@ -1,9 +1,9 @@
-// The chunked LM head + cross-entropy (kernels/lm_head_loss.hpp) against the
+// The chunked LM head + cross-entropy (kernels/ops/lm_head_loss.hpp) against the
 // unchunked composition of matmul and softmax cross-entropy, for chunks of
 // one row, an odd number of rows, all rows and more than all rows.
 #include <catch2/catch.hpp>
 
-#include "kernels/lm_head_loss.hpp"
+#include "kernels/ops/lm_head_loss.hpp"
 #include "tests/kernels/bf16_kernels.hpp"
 #include "tests/kernels/gradcheck.hpp"
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "kernels/matmul.hpp"
+#include "kernels/ops/matmul.hpp"
 #include "src/base/bf16.hpp"
 #include "tests/kernels/bf16_kernels.hpp"
 #include "tests/kernels/gradcheck.hpp"

@@ -8,8 +8,8 @@
 #include <random>
 #include <vector>
 
-#include "kernels/quant_fp8.hpp"
-#include "kernels/quant_fp8_ref.hpp"
+#include "kernels/quant/quant_fp8.hpp"
+#include "kernels/quant/quant_fp8_ref.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

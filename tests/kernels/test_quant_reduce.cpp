@@ -5,7 +5,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "kernels/quant_reduce.hpp"
+#include "kernels/quant/quant_reduce.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

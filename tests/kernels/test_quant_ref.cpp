@@ -1,4 +1,4 @@
-// kernels/quant_ref.hpp: the raw-pointer references shared with tools/gpu_check
+// kernels/quant/quant_ref.hpp: the raw-pointer references shared with tools/gpu_check
 // (which checks the CUDA kernels against them) agree bit for bit with the
 // Kokkos fast kernels, reject the same shapes, and reorder as qgZ does.
 #include <catch2/catch.hpp>
@@ -8,9 +8,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "kernels/quant_reduce.hpp"
-#include "kernels/quant_ref.hpp"
-#include "kernels/quantize.hpp"
+#include "kernels/quant/quant_reduce.hpp"
+#include "kernels/quant/quant_ref.hpp"
+#include "kernels/quant/quantize.hpp"
 
 using namespace zeropp;
 

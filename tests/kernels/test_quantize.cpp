@@ -10,10 +10,10 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/convert.hpp"
-#include "kernels/qgz_reorder.hpp"
-#include "kernels/quant_isa.hpp"
-#include "kernels/quantize.hpp"
+#include "kernels/ops/convert.hpp"
+#include "kernels/quant/qgz_reorder.hpp"
+#include "kernels/quant/quant_isa.hpp"
+#include "kernels/quant/quantize.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

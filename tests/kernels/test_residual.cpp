@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "kernels/residual.hpp"
+#include "kernels/ops/residual.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

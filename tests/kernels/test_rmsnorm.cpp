@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "kernels/rmsnorm.hpp"
+#include "kernels/ops/rmsnorm.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "kernels/rope.hpp"
+#include "kernels/ops/rope.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

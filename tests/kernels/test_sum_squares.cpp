@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "kernels/sum_squares.hpp"
+#include "kernels/ops/sum_squares.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

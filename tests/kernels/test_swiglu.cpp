@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "kernels/swiglu.hpp"
+#include "kernels/ops/swiglu.hpp"
 #include "tests/kernels/gradcheck.hpp"
 
 using namespace zeropp;

@@ -8,11 +8,11 @@
 #include <random>
 #include <vector>
 
-#include "kernels/accumulate.hpp"
-#include "kernels/convert.hpp"
-#include "kernels/error_feedback.hpp"
-#include "kernels/qgz_reorder.hpp"
-#include "kernels/quant_ref.hpp"
+#include "kernels/ops/accumulate.hpp"
+#include "kernels/ops/convert.hpp"
+#include "kernels/quant/error_feedback.hpp"
+#include "kernels/quant/qgz_reorder.hpp"
+#include "kernels/quant/quant_ref.hpp"
 #include "src/base/bf16.hpp"
 
 using namespace zeropp;

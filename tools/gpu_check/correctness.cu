@@ -17,7 +17,7 @@
 #include "kernels/cuda/comm_kernels.cuh"
 #include "kernels/cuda/gemm_cublas.hpp"
 #include "kernels/cuda/quantize.cuh"
-#include "kernels/quant_ref.hpp"
+#include "kernels/quant/quant_ref.hpp"
 #include "src/base/bf16.hpp"
 #include "tools/gpu_check/gpu_check.cuh"
 

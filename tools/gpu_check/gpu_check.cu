@@ -2,7 +2,7 @@
 // NCCL only; no MPI, HDF5 or Kokkos). Built and run by scripts/gpu-check.
 //
 //  1. every CUDA kernel (kernels/cuda) against its host reference
-//     (kernels/quant_ref.hpp, src/base/bf16.hpp) on random and adversarial inputs:
+//     (kernels/quant/quant_ref.hpp, src/base/bf16.hpp) on random and adversarial inputs:
 //     zero blocks, huge and near-FLT_MAX values, denormals, tiny normals,
 //     rounding ties, NaN and Inf (NaN policy: the whole block NaN), vector and
 //     generic paths (block sizes, misaligned pointers);

@@ -12,7 +12,7 @@ set-up, Run::Run, or the first gemm_bf16 sample begins; the GEMM mix timed
 after each step, GemmMix::seconds, is outside train_step and not counted) and
 charges each to the
 innermost zeropp function on its stack (a Kokkos kernel's lambda counts as the
-kernel that launched it; a kernel body run through kernels/simd_dispatch.hpp
+kernel that launched it; a kernel body run through kernels/runtime/simd_dispatch.hpp
 counts under its own name, e.g. BiasGeluForward; gemm wrappers count as their caller), split into the
 BLAS library's time ("BLAS": the leaf is in OpenBLAS, oneDNN or JIT code, or in
 libc called from them: OpenBLAS's memset of C for beta = 0) and
@@ -27,7 +27,7 @@ HELPERS = {"gemm", "gemm_strided_batched", "gemm_as", "gemm_on_rounded",
            "parallel_chunks", "softmax_row",
            "layernorm_row", "exp_nonpositive", "tanh_vectorisable", "lane_sum", "simd_dispatch"}
 # simd_avx512<K, ...> (and avx2, baseline): a kernel body K run through
-# kernels/simd_dispatch.hpp, often reached by a tail call (no frame of the
+# kernels/runtime/simd_dispatch.hpp, often reached by a tail call (no frame of the
 # kernel function above it): charged to K.
 DISPATCHED = re.compile(r"zeropp::simd_(?:avx512|avx2|baseline)<zeropp::(?:\(anonymous namespace\)::)?(\w+)")
 NAME = re.compile(r"zeropp::((?:\(anonymous namespace\)::)?(?:[A-Za-z_]\w*(?:<[^<>]*>)?::)*[A-Za-z_]\w*)")

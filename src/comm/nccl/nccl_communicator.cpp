@@ -4,7 +4,7 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/comm_kernels.cuh"
-#include "kernels/device_context.hpp"
+#include "kernels/runtime/device_context.hpp"
 #include "src/base/errors.hpp"
 
 #define ZCHECK_NCCL(call)                                                                     \

@@ -11,7 +11,7 @@
 //
 // Streams and events: all communication runs on one non-blocking stream per
 // communicator. A collective first makes that stream wait for the work
-// enqueued so far on the compute stream (kernels/device_context.hpp's
+// enqueued so far on the compute stream (kernels/runtime/device_context.hpp's
 // compute_stream: the context's, which wrote the inputs), enqueues its
 // work and records a completion event; test() polls the event, wait() blocks
 // with the interface's watchdog. Results are ready on the host's terms after

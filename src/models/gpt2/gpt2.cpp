@@ -2,13 +2,13 @@
 
 #include <cmath>
 
-#include "kernels/attention.hpp"
-#include "kernels/bias_gelu.hpp"
-#include "kernels/encoder.hpp"
-#include "kernels/gelu.hpp"
-#include "kernels/layernorm.hpp"
-#include "kernels/layernorm_seed.hpp"
-#include "kernels/matmul.hpp"
+#include "kernels/ops/attention.hpp"
+#include "kernels/ops/bias_gelu.hpp"
+#include "kernels/ops/encoder.hpp"
+#include "kernels/ops/gelu.hpp"
+#include "kernels/ops/layernorm.hpp"
+#include "kernels/ops/layernorm_seed.hpp"
+#include "kernels/ops/matmul.hpp"
 #include "src/models/decoder_parts.hpp"
 
 namespace zeropp {
@@ -115,7 +115,7 @@ void GPT<T>::block_forward(int l, CVec<T> w, Vec<T> out, bool recomputing) {
   // Each LayerNorm also writes its input plus the next projection's bias
   // into the residual buffer that projection's GEMM then accumulates onto
   // (beta = 1): res2 = (x + b_attn_proj) + atty·W, res3 likewise
-  // (kernels/layernorm_seed.hpp); no residual pass of its own.
+  // (kernels/ops/layernorm_seed.hpp); no residual pass of its own.
   layernorm_seed_forward<T>(at(a.ln1[k], 0, nC), at(a.ln1_mean[k], 0, BT), at(a.ln1_rstd[k], 0, BT),
                             at(a.res2[k], 0, nC), x, P(w, ps[LN1W]), P(w, ps[LN1B]), P(w, ps[APROJB]),
                             int(BT), C);

@@ -18,7 +18,7 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/common.hpp"
+#include "kernels/runtime/common.hpp"
 #include "src/models/decoder.hpp"
 #include "src/models/gpt2/gpt2_layout.hpp"
 

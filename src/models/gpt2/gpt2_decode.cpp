@@ -2,11 +2,11 @@
 // tokens, their attention reading the KV cache. Kept apart from gpt2.cpp so
 // that the training forward can change its kernels independently; the
 // decode-equals-forward tests (tests/core/test_decode.cpp) tie the two.
-#include "kernels/encoder.hpp"
-#include "kernels/gelu.hpp"
-#include "kernels/layernorm.hpp"
-#include "kernels/matmul.hpp"
-#include "kernels/residual.hpp"
+#include "kernels/ops/encoder.hpp"
+#include "kernels/ops/gelu.hpp"
+#include "kernels/ops/layernorm.hpp"
+#include "kernels/ops/matmul.hpp"
+#include "kernels/ops/residual.hpp"
 #include "src/models/decoder_parts.hpp"
 #include "src/models/gpt2/gpt2.hpp"
 

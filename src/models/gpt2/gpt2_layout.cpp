@@ -1,6 +1,6 @@
 #include "src/models/gpt2/gpt2_layout.hpp"
 
-#include "kernels/lm_head_loss.hpp"
+#include "kernels/ops/lm_head_loss.hpp"
 #include "src/models/decoder_parts.hpp"
 
 namespace zeropp {

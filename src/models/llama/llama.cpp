@@ -2,13 +2,13 @@
 
 #include <cmath>
 
-#include "kernels/attention.hpp"
-#include "kernels/encoder.hpp"
-#include "kernels/matmul.hpp"
-#include "kernels/residual.hpp"
-#include "kernels/rmsnorm.hpp"
-#include "kernels/rope.hpp"
-#include "kernels/swiglu.hpp"
+#include "kernels/ops/attention.hpp"
+#include "kernels/ops/encoder.hpp"
+#include "kernels/ops/matmul.hpp"
+#include "kernels/ops/residual.hpp"
+#include "kernels/ops/rmsnorm.hpp"
+#include "kernels/ops/rope.hpp"
+#include "kernels/ops/swiglu.hpp"
 #include "src/models/decoder_parts.hpp"
 
 namespace zeropp {

@@ -13,7 +13,7 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/common.hpp"
+#include "kernels/runtime/common.hpp"
 #include "src/models/decoder.hpp"
 #include "src/models/llama/llama_layout.hpp"
 

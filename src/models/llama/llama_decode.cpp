@@ -1,12 +1,12 @@
 // The LLaMA-style decoder's decode step (model.hpp): the forward's layer math
 // over only the new tokens, rotated at their own positions, their attention
 // reading the KV cache (which holds the rotated keys).
-#include "kernels/encoder.hpp"
-#include "kernels/matmul.hpp"
-#include "kernels/residual.hpp"
-#include "kernels/rmsnorm.hpp"
-#include "kernels/rope.hpp"
-#include "kernels/swiglu.hpp"
+#include "kernels/ops/encoder.hpp"
+#include "kernels/ops/matmul.hpp"
+#include "kernels/ops/residual.hpp"
+#include "kernels/ops/rmsnorm.hpp"
+#include "kernels/ops/rope.hpp"
+#include "kernels/ops/swiglu.hpp"
 #include "src/models/decoder_parts.hpp"
 #include "src/models/llama/llama.hpp"
 

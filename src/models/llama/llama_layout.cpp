@@ -1,6 +1,6 @@
 #include "src/models/llama/llama_layout.hpp"
 
-#include "kernels/lm_head_loss.hpp"
+#include "kernels/ops/lm_head_loss.hpp"
 #include "src/models/decoder_parts.hpp"
 
 namespace zeropp {
