@@ -3,7 +3,7 @@
 // frozen engine and the model's buffers as for training, plus what
 // generation adds: the KV cache and the decode scratch (or, recomputing the
 // forward per token, the probabilities' buffer) and zero.inference_weights'
-// copy and per-use buffers. tests/core/test_inference_memory.cpp holds each
+// copy and per-use buffers. tests/memory/test_inference_memory.cpp holds each
 // equal to what the model and InferenceWeights allocate.
 #pragma once
 

@@ -4,7 +4,7 @@
 //
 // The numbers are the sizes the engine and the model allocate: model states
 // (Engine::memory() once built) and the model's activations and backward
-// scratch for B×T tokens; tests/core/test_memory_estimate.cpp holds them
+// scratch for B×T tokens; tests/memory/test_memory_estimate.cpp holds them
 // equal. Not counted: the process itself (libraries, MPI and BLAS buffers;
 // already in use when the node's free memory is read) and the data loaders.
 #pragma once

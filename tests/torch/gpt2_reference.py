@@ -4,7 +4,7 @@
 Usage: /usr/bin/python3 gpt2_reference.py OUT.bin [--seed N] [--V 64 --maxT 16 --L 2 --H 4 --C 32 --B 3 --T 16]
 
 The model is written here in plain torch (no transformers, nothing downloaded)
-so that tests/core/test_torch_reference.cpp can check our forward/backward
+so that tests/models/test_torch_reference.cpp can check our forward/backward
 against an implementation that shares no code with it, as llm.c does with its
 PyTorch-dumped states. Everything is float64 so the comparison can be tight.
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """A GPT-2 as Hugging Face saves it, with random weights, and PyTorch's next-token
-probabilities on a batch: for tests/core/test_import_torch.cpp (`zeropp ckpt import`).
+probabilities on a batch: for tests/app/test_import_torch.cpp (`zeropp ckpt import`).
 
 Usage: /usr/bin/python3 gpt2_safetensors.py OUT_DIR [--seed N] [--V 96 --maxT 16 --L 2 --H 4 --C 32 --B 2 --T 16]
 

@@ -1,7 +1,7 @@
 // GPT-2's decode step (model.hpp): the forward's layer math over only the new
 // tokens, their attention reading the KV cache. Kept apart from gpt2.cpp so
 // that the training forward can change its kernels independently; the
-// decode-equals-forward tests (tests/core/test_decode.cpp) tie the two.
+// decode-equals-forward tests (tests/models/test_decode.cpp) tie the two.
 #include "kernels/ops/encoder.hpp"
 #include "kernels/ops/gelu.hpp"
 #include "kernels/ops/layernorm.hpp"
