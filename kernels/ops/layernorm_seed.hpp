@@ -12,7 +12,7 @@
 //   seed = inp + seed_bias
 // After the GEMM the residual sum is (x + b) + x·W: the same terms as
 // x + (x·W + b), in another order (within rounding, not bit for bit;
-// tests/kernels/test_layernorm_seed.cpp bounds it). The backward is
+// tests/kernels/ops/test_layernorm_seed.cpp bounds it). The backward is
 // layernorm_backward; the residual passes its gradient on unchanged, and
 // seed_bias's gradient, the column sums of that gradient, stays with
 // matmul_backward. The _reference twin is layernorm_forward_reference and the

@@ -3,7 +3,7 @@
 # environment says 1) reports 2 threads (and with 1, one) for the BLAS, the bf16 GEMM and the
 # elementwise kernels in its start-up table, and its losses equal the 1-thread
 # run's to the printed digits (the GEMMs split C, not the sums, between
-# threads: tests/kernels/test_gemm_threads.cpp; the elementwise kernels cut
+# threads: tests/kernels/gemm/test_gemm_threads.cpp; the elementwise kernels cut
 # fixed chunks: test_kernel_threads.cpp). About 2 s on 2 cores.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 : "${ZEROPP:?}"

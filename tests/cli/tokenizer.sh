@@ -3,25 +3,25 @@
 # and a UTF-8 test text (accents, emoji, CJK, contractions, odd whitespace,
 # literal <|endoftext|>); `prepare-data --tokenizer` on both into small shards,
 # compared token for token with an independent pure-Python GPT-2 BPE
-# (tests/io/bpe_reference.py) and decoded back byte for byte; the same
+# (tests/io/tokenizer/bpe_reference.py) and decoded back byte for byte; the same
 # vocabulary as a Hugging Face tokenizer.json gives identical shards;
 # malformed vocabulary files give one error line naming the file and leave
 # the shards alone; a 16 MB input is tokenized in bounded memory.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 needs_corpus
-ref=tests/io/bpe_reference.py
+ref=tests/io/tokenizer/bpe_reference.py
 head -c 200000 data/kjv/kjv.txt > "$work/kjv.txt"
-text=(--input "$work/kjv.txt" --input tests/io/tokenizer_utf8.txt)
+text=(--input "$work/kjv.txt" --input tests/io/tokenizer/tokenizer_utf8.txt)
 
 run() { "$MPIEXEC" -n 1 "$ZEROPP" "$@"; }
-if run tokenizer train --vocab-size 700 --out "$work/vocab" "$work/kjv.txt" tests/io/tokenizer_utf8.txt; then
+if run tokenizer train --vocab-size 700 --out "$work/vocab" "$work/kjv.txt" tests/io/tokenizer/tokenizer_utf8.txt; then
   ok "tokenizer train"
 else
   bad "tokenizer train"
 fi
 run prepare-data --tokenizer "$work/vocab" "${text[@]}" --out-dir "$work/shards" --val-tokens 1000 \
   --shard-tokens 20000 || bad "prepare-data --tokenizer"
-if /usr/bin/python3 "$ref" compare "$work/vocab" "$work/shards" "$work/kjv.txt" tests/io/tokenizer_utf8.txt; then
+if /usr/bin/python3 "$ref" compare "$work/vocab" "$work/shards" "$work/kjv.txt" tests/io/tokenizer/tokenizer_utf8.txt; then
   ok "shards == Python reference BPE, decoded byte for byte"
 else
   bad "shards == Python reference BPE"

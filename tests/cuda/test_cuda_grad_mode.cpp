@@ -1,6 +1,6 @@
 // GradMode::Overwrite of the CUDA twins of the backward kernels the models
 // call in that mode (attention, bias + GELU, SwiGLU, RoPE), as
-// tests/kernels/test_grad_mode.cpp checks the host kernels: over a device
+// tests/kernels/runtime/test_grad_mode.cpp checks the host kernels: over a device
 // buffer of NaNs each must leave the bits that Accumulate leaves in a zeroed
 // one. Without a device every case says "SKIPPED:".
 #include <catch2/catch.hpp>

@@ -6,7 +6,7 @@
 
 #include "io/interop/llmc_model.hpp"
 #include "io/interop/safetensors.hpp"
-#include "io_test_support.hpp"
+#include "io/io_test_support.hpp"
 
 using namespace zeropp;
 using Catch::Matchers::Contains;

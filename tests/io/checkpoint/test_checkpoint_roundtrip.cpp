@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "io/checkpoint_test_support.hpp"
+#include "io/checkpoint/checkpoint_test_support.hpp"
 
 using namespace zeropp;
 using namespace zeropp::test;

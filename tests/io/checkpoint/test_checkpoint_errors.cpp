@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "io/checkpoint/checkpoint_metadata.hpp"
-#include "io/checkpoint_test_support.hpp"
+#include "io/checkpoint/checkpoint_test_support.hpp"
 
 using namespace zeropp;
 using namespace zeropp::test;

@@ -6,7 +6,7 @@
 
 #include "io/data/data_loader.hpp"
 #include "io/data/token_files.hpp"
-#include "io_test_support.hpp"
+#include "io/io_test_support.hpp"
 
 using namespace zeropp;
 using Catch::Matchers::Contains;

@@ -8,13 +8,13 @@
 #include <sstream>
 
 #include "io/data/text_chunks.hpp"
+#include "io/io_test_support.hpp"
 #include "io/tokenizer/bpe.hpp"
 #include "io/tokenizer/byte_unicode.hpp"
 #include "io/tokenizer/pretokenize.hpp"
 #include "io/tokenizer/tokenizer_files.hpp"
 #include "io/tokenizer/train.hpp"
 #include "io/tokenizer/utf8.hpp"
-#include "io_test_support.hpp"
 
 using namespace zeropp;
 using Catch::Matchers::Contains;
@@ -39,7 +39,7 @@ std::vector<std::string> pieces(std::string_view text) {
   return out;
 }
 
-const std::string kUtf8Text = std::string(ZEROPP_SOURCE_DIR) + "/tests/io/tokenizer_utf8.txt";
+const std::string kUtf8Text = std::string(ZEROPP_SOURCE_DIR) + "/tests/io/tokenizer/tokenizer_utf8.txt";
 const std::string kKjv = std::string(ZEROPP_SOURCE_DIR) + "/data/kjv/kjv.txt";
 
 }  // namespace
@@ -170,7 +170,7 @@ TEST_CASE("malformed vocabulary files give one error naming the file", "[io]") {
 
 TEST_CASE("encoding chunk by chunk equals encoding the whole text", "[io]") {
   TempDir dir("zeropp-chunks");
-  const std::string utf8 = std::string(ZEROPP_SOURCE_DIR) + "/tests/io/tokenizer_utf8.txt";
+  const std::string utf8 = std::string(ZEROPP_SOURCE_DIR) + "/tests/io/tokenizer/tokenizer_utf8.txt";
   std::ifstream kjv_in(std::string(ZEROPP_SOURCE_DIR) + "/data/kjv/kjv.txt", std::ios::binary), utf8_in(utf8);
   std::ostringstream s;
   s << kjv_in.rdbuf() << utf8_in.rdbuf();
