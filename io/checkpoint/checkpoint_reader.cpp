@@ -21,19 +21,14 @@ namespace zeropp {
 using namespace ckpt;
 using namespace h5;
 
-CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const ShardGroups& groups) {
-  QuietHdf5 quiet;
-  const int rank = comm_rank(comm), size = comm_size(comm);
-  PhaseTimer timer("checkpoint read", rank);
-  const std::string where = "checkpoint " + path;
-  agree_on_error(comm, check_groups(groups, where));
-  check_same_on_all_ranks(comm, groups, where);
+namespace {
 
-  // 1. Rank 0 checks the file alone, in a child process (no collective HDF5 call
-  //    sees a bad file, and a crash inside HDF5 is an error) and broadcasts what it found.
+// Rank 0 checks the file alone, in a child process (no collective HDF5 call
+// sees a bad file, and a crash inside HDF5 is an error), and broadcasts what it found.
+Scan scan_on_rank0(MPI_Comm comm, const std::string& path, const std::string& where) {
   std::optional<std::string> err;
   std::string packed;
-  if (rank == 0) {
+  if (comm_rank(comm) == 0) {
     try {
       IsolatedScan r = scan_file_isolated(path, false);
       if (!r.error.empty()) err = std::move(r.error);
@@ -44,10 +39,13 @@ CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const Sha
   }
   agree_on_error(comm, err);
   bcast_string(comm, packed);
-  const Scan scan = unpack_scan(packed, where);
-  timer.mark("scan");
+  return unpack_scan(packed, where);
+}
 
-  // 2. Every expected dataset, with its shape, dtype and a checksum attribute.
+// The stored checksum of every expected dataset, in the groups' order, after
+// checking that each is there with its shape, dtype and a checksum attribute.
+std::vector<uint64_t> stored_checksums(const Scan& scan, const ShardGroups& groups,
+                                       const std::string& where) {
   std::unordered_map<std::string, const ScannedDataset*> by_path;
   for (const ScannedDataset& d : scan.datasets) by_path[d.report.path] = &d;
   std::vector<uint64_t> stored;
@@ -66,17 +64,65 @@ CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const Sha
                       "with --init-from");
         throw Error(where + ": dataset " + p + " missing");
       }
-      const ScannedDataset* it = found->second;
-      if (it->report.shape != s.shape)
+      const DatasetReport& r = found->second->report;
+      if (r.shape != s.shape)
         throw Error(where + ": dataset " + p + ": expected shape " + shape_str(s.shape) + ", found " +
-                    shape_str(it->report.shape));
-      if (!it->report.problem.empty()) throw Error(where + ": dataset " + p + ": " + it->report.problem);
-      stored.push_back(it->report.stored_checksum);
+                    shape_str(r.shape));
+      if (!r.problem.empty()) throw Error(where + ": dataset " + p + ": " + r.problem);
+      stored.push_back(r.stored_checksum);
     }
+  return stored;
+}
+
+// One tensor's dataset, open for collective reads of flat ranges.
+struct DatasetReader {
+  H5Id d, fspace;
+  const TensorShard& s;
+  hid_t dxpl;
+  DatasetReader(hid_t file, const std::string& p, const TensorShard& shard, hid_t transfer)
+      : d(ZCHECK_H5(H5Dopen2(file, p.c_str(), H5P_DEFAULT)), H5Dclose),
+        fspace(ZCHECK_H5(H5Dget_space(d.get())), H5Sclose),
+        s(shard),
+        dxpl(transfer) {}
+  // Elements [b, e) of the flattened tensor into dst; every rank calls it, e == b included.
+  void read(int64_t b, int64_t e, float* dst) {
+    if (numel_of(s.shape) == 0) return;
+    select_flat_range(fspace.get(), s.shape, b, e);
+    H5Id mspace = memory_space(e - b);
+    static float dummy;
+    ZCHECK_H5(H5Dread(d.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), dxpl, e > b ? dst : &dummy));
+  }
+};
+
+// Throws naming the first dataset whose checksum over the data read differs from the stored one.
+void verify_checksums(const std::vector<uint64_t>& sums, const std::vector<uint64_t>& stored,
+                      const ShardGroups& groups, const std::string& where) {
+  size_t k = 0;
+  for (const auto& [g, shards] : groups)
+    for (const TensorShard& s : shards) {
+      if (sums[k] != stored[k])
+        throw Error(where + ": dataset /" + g + "/" + s.name + ": checksum mismatch (stored " +
+                    hex64(stored[k]) + ", computed " + hex64(sums[k]) + "): the file is corrupted");
+      ++k;
+    }
+}
+
+}  // namespace
+
+CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const ShardGroups& groups) {
+  QuietHdf5 quiet;
+  const int rank = comm_rank(comm), size = comm_size(comm);
+  PhaseTimer timer("checkpoint read", rank);
+  const std::string where = "checkpoint " + path;
+  agree_on_error(comm, check_groups(groups, where));
+  check_same_on_all_ranks(comm, groups, where);
+  const Scan scan = scan_on_rank0(comm, path, where);
+  timer.mark("scan");
+  const std::vector<uint64_t> stored = stored_checksums(scan, groups, where);
   const std::vector<bool> tiles = ranges_tile(comm, groups);
 
-  // 3. Collective reads of every rank's ranges; checksums over the data read
-  //    where the ranges tile the tensor, else over an even partition read again.
+  // Collective reads of every rank's ranges; checksums over the data read
+  // where the ranges tile the tensor, else over an even partition read again.
   H5Id fapl = parallel_fapl(comm);
   H5Id file(ZCHECK_H5(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get())), H5Fclose);
   H5Id dxpl = transfer_plist();
@@ -87,30 +133,19 @@ CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const Sha
   size_t k = 0;
   for (const auto& [g, shards] : groups)
     for (const TensorShard& s : shards) {
-      const std::string p = "/" + g + "/" + s.name;
-      H5Id d(ZCHECK_H5(H5Dopen2(file.get(), p.c_str(), H5P_DEFAULT)), H5Dclose);
-      H5Id fspace(ZCHECK_H5(H5Dget_space(d.get())), H5Sclose);
-      const int64_t numel = numel_of(s.shape);
-      auto read_range = [&](int64_t b, int64_t e, float* dst) {
-        if (numel == 0) return;
-        select_flat_range(fspace.get(), s.shape, b, e);
-        H5Id mspace = memory_space(e - b);
-        static float dummy;
-        ZCHECK_H5(
-            H5Dread(d.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), dxpl.get(), e > b ? dst : &dummy));
-      };
+      DatasetReader reader(file.get(), "/" + g + "/" + s.name, s, dxpl.get());
       // Into host memory a chunk at a time, then to the engine's (kernels/runtime/device_memory.hpp).
       for (int64_t i = 0; i < rounds[k]; ++i) {
         const ChunkRange r = chunk_range(s.end - s.begin, chunk, i);
         std::vector<float> mine(static_cast<size_t>(r.end - r.begin));
-        read_range(s.begin + r.begin, s.begin + r.end, mine.data());
+        reader.read(s.begin + r.begin, s.begin + r.end, mine.data());
         shard_chunk_from_host(mine, s, r);
         if (tiles[k]) summer.add(k, s.begin + r.begin, std::move(mine));
       }
       if (!tiles[k]) {
-        const int64_t b = numel * rank / size, e = numel * (rank + 1) / size;
+        const int64_t numel = numel_of(s.shape), b = numel * rank / size, e = numel * (rank + 1) / size;
         std::vector<float> part(static_cast<size_t>(e - b));
-        read_range(b, e, part.data());
+        reader.read(b, e, part.data());
         summer.add(k, b, std::move(part));
       }
       ++k;
@@ -120,14 +155,7 @@ CheckpointMeta read_checkpoint(MPI_Comm comm, const std::string& path, const Sha
   summer.finish();
   timer.mark("checksums");
   ZCHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, sums.data(), int(sums.size()), MPI_UINT64_T, MPI_SUM, comm));
-  k = 0;
-  for (const auto& [g, shards] : groups)
-    for (const TensorShard& s : shards) {
-      if (sums[k] != stored[k])
-        throw Error(where + ": dataset /" + g + "/" + s.name + ": checksum mismatch (stored " +
-                    hex64(stored[k]) + ", computed " + hex64(sums[k]) + "): the file is corrupted");
-      ++k;
-    }
+  verify_checksums(sums, stored, groups, where);
   return scan.meta;
 }
 
