@@ -180,6 +180,58 @@ std::vector<RecomputeRow> time_recompute(const Config& cfg, int steps, const Ste
   return rows;
 }
 
+// The bf16 GEMM rate of each kernel this CPU has (the step ran the chosen one; not on the GPU).
+std::string bf16_rates_by_kernel(const Config& cfg) {
+  if (cfg.train.device != Device::Host) return "not timed (the steps ran on the GPU)";
+  std::string by_kernel;
+  GemmMix bf16(model_gemm_shapes(cfg.model, cfg.train.batch_size * cfg.train.seq_len), Precision::BF16);
+  for (Bf16Kernel k : {Bf16Kernel::RoundedBlas, Bf16Kernel::OneDnn}) {
+    try {
+      force_bf16_kernel(k);
+    } catch (const std::invalid_argument&) {
+      continue;  // oneDNN has no bf16 matmul on this CPU
+    }
+    by_kernel += std::string(by_kernel.empty() ? "" : ", ") +
+                 (k == Bf16Kernel::OneDnn ? "oneDNN matmul " : "BLAS on rounded operands ") +
+                 std::to_string(bf16.flops() / bf16.seconds(kOnceTimedCalls) * 1e-9) + " GFLOP/s";
+  }
+  force_bf16_kernel(std::nullopt);
+  return by_kernel;
+}
+
+// Peak resident memory, the largest over ranks (on rank 0).
+double peak_rss_max_over_ranks() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  double peak = double(ru.ru_maxrss) * 1024, peak_max = 0;
+  ZCHECK_MPI(MPI_Reduce(&peak, &peak_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+  return peak_max;
+}
+
+std::string step_row(const StepTiming& x) {
+  return std::to_string(x.step_ms) + " ms, " + std::to_string(x.tokens_per_s) + " tok/s, " +
+         std::to_string(x.step_gflops) + " GFLOP/s/rank; GEMM " + std::to_string(x.paired.reference_gflops) +
+         " GFLOP/s (median over the steps)";
+}
+
+std::string ratio_spread(const PairedRatio& x) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.3f (%.3f-%.3f)", x.median, x.min, x.max);
+  return b;
+}
+
+std::string paired_row(const StepTiming& x) {
+  return ratio_spread(x.paired) + ": median (min-max) of step rate / GEMM rate timed right after that step";
+}
+
+std::string once_row(const StepTiming& x) {
+  char b[128];
+  std::snprintf(b, sizeof b,
+                "%.3f: median step rate / GEMM %.2f GFLOP/s timed once after all steps, best of %d",
+                x.step_gflops / x.once_gemm_gflops, x.once_gemm_gflops, kOnceTimedCalls);
+  return b;
+}
+
 }  // namespace
 
 // Times the same steps in fp32 and in bf16 (train.precision is ignored: both
@@ -197,47 +249,8 @@ int run_bench_step(const Config& cfg, int steps) {
     r[int(p)] = time_steps(c, steps, ranks, device);
   }
   const std::vector<RecomputeRow> policies = time_recompute(cfg, steps, r[0]);
-  // The bf16 GEMM rate of each kernel this CPU has (the step ran the chosen one; not on the GPU).
-  std::string by_kernel = cfg.train.device == Device::Host ? "" : "not timed (the steps ran on the GPU)";
-  std::optional<GemmMix> bf16;
-  if (cfg.train.device == Device::Host)
-    bf16.emplace(model_gemm_shapes(cfg.model, cfg.train.batch_size * cfg.train.seq_len), Precision::BF16);
-  for (Bf16Kernel k : {Bf16Kernel::RoundedBlas, Bf16Kernel::OneDnn}) {
-    if (!bf16) break;
-    try {
-      force_bf16_kernel(k);
-    } catch (const std::invalid_argument&) {
-      continue;  // oneDNN has no bf16 matmul on this CPU
-    }
-    by_kernel += std::string(by_kernel.empty() ? "" : ", ") +
-                 (k == Bf16Kernel::OneDnn ? "oneDNN matmul " : "BLAS on rounded operands ") +
-                 std::to_string(bf16->flops() / bf16->seconds(kOnceTimedCalls) * 1e-9) + " GFLOP/s";
-  }
-  force_bf16_kernel(std::nullopt);
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  double peak = double(ru.ru_maxrss) * 1024, peak_max = 0;
-  ZCHECK_MPI(MPI_Reduce(&peak, &peak_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
-  const auto row = [](const StepTiming& x) {
-    return std::to_string(x.step_ms) + " ms, " + std::to_string(x.tokens_per_s) + " tok/s, " +
-           std::to_string(x.step_gflops) + " GFLOP/s/rank; GEMM " +
-           std::to_string(x.paired.reference_gflops) + " GFLOP/s (median over the steps)";
-  };
-  const auto spread = [](const PairedRatio& x) {
-    char b[64];
-    std::snprintf(b, sizeof b, "%.3f (%.3f-%.3f)", x.median, x.min, x.max);
-    return std::string(b);
-  };
-  const auto paired_row = [&](const StepTiming& x) {
-    return spread(x.paired) + ": median (min-max) of step rate / GEMM rate timed right after that step";
-  };
-  const auto once_row = [](const StepTiming& x) {
-    char b[128];
-    std::snprintf(b, sizeof b,
-                  "%.3f: median step rate / GEMM %.2f GFLOP/s timed once after all steps, best of %d",
-                  x.step_gflops / x.once_gemm_gflops, x.once_gemm_gflops, kOnceTimedCalls);
-    return std::string(b);
-  };
+  const std::string by_kernel = bf16_rates_by_kernel(cfg);
+  const double peak_max = peak_rss_max_over_ranks();
   std::vector<std::pair<std::string, std::string>> table = {
       {"ranks", ranks},
       {"device", device},
@@ -248,8 +261,8 @@ int run_bench_step(const Config& cfg, int steps) {
       {"bf16 GEMM", gemm_bf16_backend_name()},
       {"bf16 GEMM by kernel", by_kernel},
       {"steps timed", std::to_string(steps) + " (after 1 warm-up step)"},
-      {"fp32 step", row(r[0])},
-      {"bf16 step", row(r[1])},
+      {"fp32 step", step_row(r[0])},
+      {"bf16 step", step_row(r[1])},
       {"fp32 GEMM ratio, paired", paired_row(r[0])},
       {"bf16 GEMM ratio, paired", paired_row(r[1])},
       {"fp32 GEMM ratio, once after", once_row(r[0])},
@@ -273,7 +286,7 @@ int run_bench_step(const Config& cfg, int steps) {
         "| "
         "intra %.3f MB | inter %.3f MB | peak RSS %.0f MiB\n",
         ranks.c_str(), deck_name(p), x.step_ms, x.tokens_per_s, x.step_gflops, x.paired.reference_gflops,
-        spread(x.paired).c_str(), x.sent_intra * 1e-6, x.sent_inter * 1e-6, peak_max / 1048576.0);
+        ratio_spread(x.paired).c_str(), x.sent_intra * 1e-6, x.sent_inter * 1e-6, peak_max / 1048576.0);
   }
   for (const RecomputeRow& x : policies)
     log0("bench step | %s | fp32 | recompute %s | activations %s | %.2f ms/step\n", ranks.c_str(),

@@ -155,6 +155,63 @@ std::vector<double> attention_times(const Config& cfg, const std::vector<Batched
   return best;
 }
 
+// The model's GEMM shapes, one row each, then the step's mix in every column.
+void print_shape_table(const Config& cfg, const std::vector<Column>& cols, int reps, int threads) {
+  std::printf("\n\n| op(A)·op(B) | M×N×K | per step |");
+  for (const Column& c : cols) std::printf(" %s GFLOP/s |", c.title);
+  std::printf("\n|---|---|---:|");
+  for (size_t c = 0; c < cols.size(); ++c) std::printf("---:|");
+  std::printf("\n");
+  double flops = 0;
+  std::vector<double> total(cols.size(), 0.0);
+  for (const GemmShape& sh : model_gemm_shapes(cfg.model, cfg.train.batch_size * cfg.train.seq_len)) {
+    const double f = 2.0 * sh.M * sh.N * sh.K;
+    std::printf("| %s·%s | %d×%d×%d | %d |", sh.ta == Trans::N ? "A" : "A^T", sh.tb == Trans::N ? "B" : "B^T",
+                sh.M, sh.N, sh.K, sh.per_step);
+    const std::vector<double> t = best_times(sh, cols, reps, threads);
+    for (size_t c = 0; c < cols.size(); ++c) {
+      total[c] += t[c] * sh.per_step;
+      std::printf(" %.1f |", f / t[c] * 1e-9);
+    }
+    std::printf("\n");
+    flops += f * sh.per_step;
+  }
+  std::printf("| **step's mix** | | |");
+  for (double t : total) std::printf(" **%.1f** |", flops / t * 1e-9);
+}
+
+// The attention's products: 2·2·T·C FLOPs per token forward (full T×T, as the
+// step's FLOP count has them) and twice that backward.
+void print_attention(const Config& cfg, int reps, int threads) {
+  const std::vector<BatchedKernel> kernels{BatchedKernel::Blas, BatchedKernel::OneDnn};
+  const std::vector<double> at = attention_times(cfg, kernels, reps, threads);
+  const double BT = double(cfg.train.batch_size) * cfg.train.seq_len;
+  const double att_flops = 3 * 4.0 * BT * cfg.train.seq_len * cfg.model.n_embd;
+  std::printf("\n\nattention forward + backward, one layer (B %d, T %d, C %d, %d heads), softmax included:\n",
+              cfg.train.batch_size, cfg.train.seq_len, cfg.model.n_embd, cfg.model.n_head);
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    force_batched_kernel(kernels[k]);
+    std::printf("  %-60s %8.2f ms  (%.1f GFLOP/s of full-T×T products)\n",
+                gemm_batched_backend_name().c_str(), at[k] * 1e3, att_flops / at[k] * 1e-9);
+  }
+  force_none();
+}
+
+// The columns this build and CPU offer.
+std::vector<Column> columns() {
+  std::vector<Column> cols{
+      {"fp32 OpenBLAS", [] { force_batched_kernel(BatchedKernel::Blas); }, false, Precision::FP32},
+      {"fp32 oneDNN", [] { force_batched_kernel(BatchedKernel::OneDnn); }, true, Precision::FP32},
+      {"bf16 BLAS on rounded", [] { force_bf16_kernel(Bf16Kernel::RoundedBlas); }, false, Precision::BF16}};
+  try {
+    force_bf16_kernel(Bf16Kernel::OneDnn);
+    cols.push_back({"bf16 oneDNN", [] { force_bf16_kernel(Bf16Kernel::OneDnn); }, false, Precision::BF16});
+  } catch (const std::invalid_argument&) {
+  }
+  force_none();
+  return cols;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -187,16 +244,7 @@ int main(int argc, char** argv) {
   }
   set_gemm_threads(threads);
   Kokkos::ScopeGuard kokkos;
-  std::vector<Column> cols{
-      {"fp32 OpenBLAS", [] { force_batched_kernel(BatchedKernel::Blas); }, false, Precision::FP32},
-      {"fp32 oneDNN", [] { force_batched_kernel(BatchedKernel::OneDnn); }, true, Precision::FP32},
-      {"bf16 BLAS on rounded", [] { force_bf16_kernel(Bf16Kernel::RoundedBlas); }, false, Precision::BF16}};
-  try {
-    force_bf16_kernel(Bf16Kernel::OneDnn);
-    cols.push_back({"bf16 oneDNN", [] { force_bf16_kernel(Bf16Kernel::OneDnn); }, false, Precision::BF16});
-  } catch (const std::invalid_argument&) {
-  }
-  force_none();
+  const std::vector<Column> cols = columns();
   std::printf("%s, %d thread(s), %s time, best of %d\nBLAS: %s\nbf16: %s\nbatched: %s\n\n", argv[1], threads,
               threads == 1 ? "CPU" : "wall", reps, gemm_backend_name().c_str(),
               gemm_bf16_backend_name().c_str(), gemm_batched_backend_name().c_str());
@@ -207,40 +255,7 @@ int main(int argc, char** argv) {
   if (__builtin_cpu_supports("avx512bf16"))
     std::printf(", AVX512-BF16 dot product %.1f GFLOP/s", peak(bf16_dot_chains, 64));
 #endif
-  std::printf("\n\n| op(A)·op(B) | M×N×K | per step |");
-  for (const Column& c : cols) std::printf(" %s GFLOP/s |", c.title);
-  std::printf("\n|---|---|---:|");
-  for (size_t c = 0; c < cols.size(); ++c) std::printf("---:|");
-  std::printf("\n");
-  const int BT = cfg.train.batch_size * cfg.train.seq_len;
-  double flops = 0;
-  std::vector<double> total(cols.size(), 0.0);
-  for (const GemmShape& sh : model_gemm_shapes(cfg.model, BT)) {
-    const double f = 2.0 * sh.M * sh.N * sh.K;
-    std::printf("| %s·%s | %d×%d×%d | %d |", sh.ta == Trans::N ? "A" : "A^T", sh.tb == Trans::N ? "B" : "B^T",
-                sh.M, sh.N, sh.K, sh.per_step);
-    const std::vector<double> t = best_times(sh, cols, reps, threads);
-    for (size_t c = 0; c < cols.size(); ++c) {
-      total[c] += t[c] * sh.per_step;
-      std::printf(" %.1f |", f / t[c] * 1e-9);
-    }
-    std::printf("\n");
-    flops += f * sh.per_step;
-  }
-  std::printf("| **step's mix** | | |");
-  for (double t : total) std::printf(" **%.1f** |", flops / t * 1e-9);
-  // The attention's products: 2·2·T·C FLOPs per token forward (full T×T, as the
-  // step's FLOP count has them) and twice that backward.
-  const std::vector<BatchedKernel> kernels{BatchedKernel::Blas, BatchedKernel::OneDnn};
-  const std::vector<double> at = attention_times(cfg, kernels, reps, threads);
-  const double att_flops = 3 * 4.0 * double(BT) * cfg.train.seq_len * cfg.model.n_embd;
-  std::printf("\n\nattention forward + backward, one layer (B %d, T %d, C %d, %d heads), softmax included:\n",
-              cfg.train.batch_size, cfg.train.seq_len, cfg.model.n_embd, cfg.model.n_head);
-  for (size_t k = 0; k < kernels.size(); ++k) {
-    force_batched_kernel(kernels[k]);
-    std::printf("  %-60s %8.2f ms  (%.1f GFLOP/s of full-T×T products)\n",
-                gemm_batched_backend_name().c_str(), at[k] * 1e3, att_flops / at[k] * 1e-9);
-  }
-  force_none();
+  print_shape_table(cfg, cols, reps, threads);
+  print_attention(cfg, reps, threads);
   return 0;
 }

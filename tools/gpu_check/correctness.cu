@@ -12,6 +12,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cuda/comm_kernels.cuh"
@@ -310,95 +311,119 @@ void host_gemm(zeropp::Trans ta, zeropp::Trans tb, int M, int N, int K, double a
     }
 }
 
+// One GEMM case: transposes, sizes, padded leading dimensions and batch strides.
+struct GemmCase {
+  zeropp::Trans ta, tb;
+  int M, N, K, batch;
+  float alpha, beta;
+  int lda, ldb, ldc;
+  size_t sa, sb, sc;
+  GemmCase(zeropp::Trans ta_, zeropp::Trans tb_, int M_, int N_, int K_, int batch_, float alpha_,
+           float beta_)
+      : ta(ta_), tb(tb_), M(M_), N(N_), K(K_), batch(batch_), alpha(alpha_), beta(beta_) {
+    using zeropp::Trans;
+    lda = (ta == Trans::N ? K : M) + 3, ldb = (tb == Trans::N ? N : K) + 5, ldc = N + 2;
+    sa = static_cast<size_t>(ta == Trans::N ? M : K) * lda,
+    sb = static_cast<size_t>(tb == Trans::N ? K : N) * ldb, sc = static_cast<size_t>(M) * ldc;
+  }
+};
+
+std::vector<__nv_bfloat16> to_bf16_values(const std::vector<float>& v) {
+  std::vector<__nv_bfloat16> h(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    const uint16_t b = zeropp::fp32_to_bf16(v[i]);
+    std::memcpy(&h[i], &b, 2);
+  }
+  return h;
+}
+
+// The strided-batched GEMM's results, then the plain gemm of batch 0, on the
+// device in T (float or __nv_bfloat16), as floats.
+template <typename T>
+std::vector<float> device_gemm(zc::Blas& blas, const GemmCase& c, const std::vector<float>& A,
+                               const std::vector<float>& B, const std::vector<float>& C) {
+  const auto up = [](const std::vector<float>& v) {
+    if constexpr (std::is_same_v<T, float>)
+      return v;
+    else
+      return to_bf16_values(v);
+  };
+  Dev<T> dA(A.size()), dB(B.size()), dC(C.size());
+  dA.up(up(A)), dB.up(up(B)), dC.up(up(C));
+  zc::gemm_strided_batched(blas, c.ta, c.tb, c.M, c.N, c.K, c.alpha, dA.p, c.lda, int64_t(c.sa), dB.p, c.ldb,
+                           int64_t(c.sb), c.beta, dC.p, c.ldc, int64_t(c.sc), c.batch);
+  Dev<T> dC0(c.sc);
+  auto c0 = up(C);
+  c0.resize(c.sc);
+  dC0.up(c0);
+  zc::gemm(blas, c.ta, c.tb, c.M, c.N, c.K, c.alpha, dA.p, c.lda, dB.p, c.ldb, c.beta, dC0.p, c.ldc);
+  CK(cudaDeviceSynchronize());
+  auto h = dC.down();
+  const auto h0 = dC0.down();
+  h.insert(h.end(), h0.begin(), h0.end());
+  if constexpr (std::is_same_v<T, float>) {
+    return h;
+  } else {
+    std::vector<float> got(h.size());
+    for (size_t i = 0; i < h.size(); ++i) {
+      uint16_t b;
+      std::memcpy(&b, &h[i], 2);
+      got[i] = zeropp::bf16_to_fp32(b);
+    }
+    return got;
+  }
+}
+
+// The first element of `got` (the batch results, then the plain gemm of batch 0
+// at index `batch`) outside its tolerance around the host's product; empty if none.
+std::string first_mismatch(const GemmCase& c, bool bf, const std::vector<float>& A,
+                           const std::vector<float>& B, const std::vector<float>& C,
+                           const std::vector<float>& got) {
+  const double eps = bf ? 1.0 / 256 : 1.0 / (1 << 22);
+  for (int bi = 0; bi <= c.batch; ++bi) {
+    const size_t src = size_t(bi == c.batch ? 0 : bi);
+    const auto slice = [&](const std::vector<float>& v, size_t s) {
+      return std::vector<float>(v.begin() + long(src * s), v.begin() + long((src + 1) * s));
+    };
+    std::vector<double> ref, bound;
+    host_gemm(c.ta, c.tb, c.M, c.N, c.K, c.alpha, slice(A, c.sa), c.lda, slice(B, c.sb), c.ldb, c.beta,
+              slice(C, c.sc), c.ldc, ref, bound);
+    for (int i = 0; i < c.M; ++i)
+      for (int j = 0; j < c.N; ++j) {
+        const size_t at = static_cast<size_t>(i) * c.ldc + j;
+        const double err = std::fabs(double(got[bi * c.sc + at]) - ref[at]);
+        const double tol = eps * std::fabs(ref[at]) + c.K * 1.2e-7 * bound[at] + 1e-30;
+        if (!(err <= tol)) {
+          char buf[200];
+          std::snprintf(buf, sizeof buf, "batch %d C[%d,%d] = %.7g, host %.7g (tolerance %.3g)", bi, i, j,
+                        got[bi * c.sc + at], ref[at], tol);
+          return buf;
+        }
+      }
+  }
+  return "";
+}
+
 void check_gemm(std::mt19937& rng) {
   using zeropp::Trans;
   zc::Blas blas;
   std::normal_distribution<float> g(0, 1);
-  const int M = 123, N = 77, K = 301, batch = 3;
-  const float alpha = 0.7f, beta = 0.3f;
-  for (bool bf : {false, true}) {
+  for (bool bf : {false, true})
     for (Trans ta : {Trans::N, Trans::T})
       for (Trans tb : {Trans::N, Trans::T}) {
-        const int lda = (ta == Trans::N ? K : M) + 3, ldb = (tb == Trans::N ? N : K) + 5, ldc = N + 2;
-        const size_t sa = static_cast<size_t>(ta == Trans::N ? M : K) * lda,
-                     sb = static_cast<size_t>(tb == Trans::N ? K : N) * ldb,
-                     sc = static_cast<size_t>(M) * ldc;
-        std::vector<float> A(sa * batch), B(sb * batch), C(sc * batch);
+        const GemmCase c(ta, tb, 123, 77, 301, 3, 0.7f, 0.3f);
+        std::vector<float> A(c.sa * c.batch), B(c.sb * c.batch), C(c.sc * c.batch);
         for (auto* v : {&A, &B, &C})
           for (auto& e : *v) e = g(rng);
         if (bf)  // the inputs as bf16 values, so host and device multiply the same numbers
           for (auto* v : {&A, &B, &C})
             for (auto& e : *v) e = zeropp::bf16_to_fp32(zeropp::fp32_to_bf16(e));
-        std::vector<float> got(C.size());
-        if (!bf) {
-          Dev<float> dA(A.size()), dB(B.size()), dC(C.size());
-          dA.up(A), dB.up(B), dC.up(C);
-          zc::gemm_strided_batched(blas, ta, tb, M, N, K, alpha, dA.p, lda, int64_t(sa), dB.p, ldb,
-                                   int64_t(sb), beta, dC.p, ldc, int64_t(sc), batch);
-          Dev<float> dC0(sc);
-          dC0.up(std::vector<float>(C.begin(), C.begin() + long(sc)));
-          zc::gemm(blas, ta, tb, M, N, K, alpha, dA.p, lda, dB.p, ldb, beta, dC0.p, ldc);
-          CK(cudaDeviceSynchronize());
-          got = dC.down();
-          const auto g0 = dC0.down();
-          got.insert(got.end(), g0.begin(), g0.end());
-        } else {
-          auto to_h = [](const std::vector<float>& v) {
-            std::vector<__nv_bfloat16> h(v.size());
-            for (size_t i = 0; i < v.size(); ++i) {
-              const uint16_t b = zeropp::fp32_to_bf16(v[i]);
-              std::memcpy(&h[i], &b, 2);
-            }
-            return h;
-          };
-          Dev<__nv_bfloat16> dA(A.size()), dB(B.size()), dC(C.size());
-          dA.up(to_h(A)), dB.up(to_h(B)), dC.up(to_h(C));
-          zc::gemm_strided_batched(blas, ta, tb, M, N, K, alpha, dA.p, lda, int64_t(sa), dB.p, ldb,
-                                   int64_t(sb), beta, dC.p, ldc, int64_t(sc), batch);
-          Dev<__nv_bfloat16> dC0(sc);
-          auto hc = to_h(C);
-          hc.resize(sc);
-          dC0.up(hc);
-          zc::gemm(blas, ta, tb, M, N, K, alpha, dA.p, lda, dB.p, ldb, beta, dC0.p, ldc);
-          CK(cudaDeviceSynchronize());
-          auto h = dC.down();
-          const auto h0 = dC0.down();
-          h.insert(h.end(), h0.begin(), h0.end());
-          got.resize(h.size());
-          for (size_t i = 0; i < h.size(); ++i) {
-            uint16_t b;
-            std::memcpy(&b, &h[i], 2);
-            got[i] = zeropp::bf16_to_fp32(b);
-          }
-        }
-        // got: the batch results, then the plain gemm of batch 0 (index `batch`).
-        std::string what;
-        for (int bi = 0; bi <= batch && what.empty(); ++bi) {
-          const int src = bi == batch ? 0 : bi;
-          std::vector<float> Ab(A.begin() + long(src * sa), A.begin() + long((src + 1) * sa)),
-              Bb(B.begin() + long(src * sb), B.begin() + long((src + 1) * sb)),
-              Cb(C.begin() + long(src * sc), C.begin() + long((src + 1) * sc));
-          std::vector<double> ref, bound;
-          host_gemm(ta, tb, M, N, K, alpha, Ab, lda, Bb, ldb, beta, Cb, ldc, ref, bound);
-          const double eps = bf ? 1.0 / 256 : 1.0 / (1 << 22);
-          for (int i = 0; i < M && what.empty(); ++i)
-            for (int j = 0; j < N; ++j) {
-              const size_t at = static_cast<size_t>(i) * ldc + j;
-              const double err = std::fabs(double(got[bi * sc + at]) - ref[at]);
-              const double tol = eps * std::fabs(ref[at]) + K * 1.2e-7 * bound[at] + 1e-30;
-              if (!(err <= tol)) {
-                char buf[200];
-                std::snprintf(buf, sizeof buf, "batch %d C[%d,%d] = %.7g, host %.7g (tolerance %.3g)", bi, i,
-                              j, got[bi * sc + at], ref[at], tol);
-                what = buf;
-                break;
-              }
-            }
-        }
+        const std::vector<float> got =
+            bf ? device_gemm<__nv_bfloat16>(blas, c, A, B, C) : device_gemm<float>(blas, c, A, B, C);
+        const std::string what = first_mismatch(c, bf, A, B, C, got);
         record(std::string("cuBLAS GEMM ") + (bf ? "bf16" : "fp32"), what.empty(),
                what + " (op " + (ta == Trans::N ? "N" : "T") + (tb == Trans::N ? "N" : "T") + ")");
       }
-  }
 }
 
 // --- 3. NCCL, one rank ---------------------------------------------------------------
