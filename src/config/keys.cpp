@@ -108,8 +108,8 @@ struct Section {
   }
 };
 
-std::vector<Key> build_table() {
-  std::vector<Key> t;
+// The [model] keys.
+void add_model_keys(std::vector<Key>& t) {
   Section<ModelConfig> model{t, "model", &Config::model};
   model.add("vocab_size", &ModelConfig::vocab_size, "V: tokens in the vocabulary (token files hold uint16)",
             {in_range(1, 65536)});
@@ -125,7 +125,10 @@ std::vector<Key> build_table() {
             "activation recomputation: none (keep every block's activations), or layer (keep each block's "
             "input, rerun the block's forward just before its backward: bitwise the same gradients, about "
             "a fifth more compute, no extra communication)");
+}
 
+// The [train] keys.
+void add_train_keys(std::vector<Key>& t) {
   Section<TrainConfig> train{t, "train", &Config::train};
   train.add("batch_size", &TrainConfig::batch_size, "B: sequences per micro-batch per rank", {positive()});
   train.add("seq_len", &TrainConfig::seq_len, "T: tokens per sequence (<= model.max_seq_len)", {positive()});
@@ -166,7 +169,10 @@ std::vector<Key> build_table() {
   train.add("tf32", &TrainConfig::tf32,
             "fp32 GEMMs on TF32 tensor cores (10-bit mantissa inputs, fp32 accumulation); cuBLAS only, so "
             "train.device = \"cuda\"");
+}
 
+// The [optim] keys.
+void add_optim_keys(std::vector<Key>& t) {
   Section<OptimConfig> optim{t, "optim", &Config::optim};
   optim.add("lr", &OptimConfig::lr, "peak learning rate: linear warm-up, then cosine decay to min_lr",
             {non_negative(), finite()});
@@ -178,16 +184,25 @@ std::vector<Key> build_table() {
   optim.add("beta2", &OptimConfig::beta2, "Adam's second-moment decay", {in_unit_interval()});
   optim.add("eps", &OptimConfig::eps, "Adam's epsilon", {positive()});
   optim.add("grad_clip", &OptimConfig::grad_clip, "global-norm clipping (0: off)", {non_negative()});
+}
 
+// The [data] keys.
+void add_data_keys(std::vector<Key>& t) {
   Section<DataConfig> data{t, "data", &Config::data};
   data.add("train", &DataConfig::train, "training token files: paths or globs, read as one sequence",
            {not_empty(), no_commas()});
   data.add("val", &DataConfig::val, "validation token files (empty: no validation)", {no_commas()});
   data.add("shuffle", &DataConfig::shuffle, "visit the file's windows in a seeded order per epoch");
+}
 
+// The [log] keys.
+void add_log_keys(std::vector<Key>& t) {
   Section<LogConfig> log{t, "log", &Config::log};
   log.add("every", &LogConfig::every, "print one line every N steps", {positive()});
+}
 
+// The [zero] keys.
+void add_zero_keys(std::vector<Key>& t) {
   Section<ZeroConfig> zero{t, "zero", &Config::zero};
   zero.add("ranks_per_node", &ZeroConfig::ranks_per_node,
            "0: detect nodes (MPI_COMM_TYPE_SHARED); X: emulate nodes of X ranks (rank = node*X + local)",
@@ -231,7 +246,10 @@ std::vector<Key> build_table() {
       "copy on every rank (4 bytes per parameter); hpz gathers once into the hpZ group "
       "(hpz_partition_size, the node when 0 or 1), then inside it; int8/int4 build a quantized full copy "
       "once (weight_block); hpz+int8/hpz+int4 partition that copy over the hpZ group");
+}
 
+// The [checkpoint] keys.
+void add_checkpoint_keys(std::vector<Key>& t) {
   Section<CheckpointConfig> ckpt{t, "checkpoint", &Config::checkpoint};
   ckpt.add("dir", &CheckpointConfig::dir, "where checkpoints go (\"\": checkpoints/ in train.out_dir)");
   ckpt.add("every", &CheckpointConfig::every, "save every N steps (0: only at the end and on signals)",
@@ -252,7 +270,10 @@ std::vector<Key> build_table() {
   ckpt.test_only("fault_kill_step", &CheckpointConfig::fault_kill_step, "... in the save at this step");
   ckpt.test_only("fault_kill_after", &CheckpointConfig::fault_kill_after, "... after this many datasets");
   ckpt.test_only("fault_stall", &CheckpointConfig::fault_stall, "... or instead hangs there");
+}
 
+// The [comm] keys.
+void add_comm_keys(std::vector<Key>& t) {
   Section<CommConfig> comm{t, "comm", &Config::comm};
   comm.add(
       "backend", &CommConfig::backend,
@@ -277,7 +298,10 @@ std::vector<Key> build_table() {
   comm.test_only("fault_stall_rank", &CommConfig::fault_stall_rank, "this rank stalls forever");
   comm.test_only("fault_stall_step", &CommConfig::fault_stall_step,
                  "... before its first collective of this step");
+}
 
+// The [rlhf] keys.
+void add_rlhf_keys(std::vector<Key>& t) {
   Section<RlhfConfig> rlhf{t, "rlhf", &Config::rlhf};
   rlhf.add(
       "init_from", &RlhfConfig::init_from,
@@ -299,6 +323,19 @@ std::vector<Key> build_table() {
            "the reward is the number of its occurrences in a completion's bytes", {not_empty()});
   rlhf.add("reward_clip", &RlhfConfig::reward_clip, "occurrences beyond this many earn nothing",
            {positive()});
+}
+
+std::vector<Key> build_table() {
+  std::vector<Key> t;
+  add_model_keys(t);
+  add_train_keys(t);
+  add_optim_keys(t);
+  add_data_keys(t);
+  add_log_keys(t);
+  add_zero_keys(t);
+  add_checkpoint_keys(t);
+  add_comm_keys(t);
+  add_rlhf_keys(t);
   return t;
 }
 
