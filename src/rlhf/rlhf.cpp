@@ -157,6 +157,38 @@ StartupRows startup_rows(const Config& cfg, const Config& e, const std::string& 
   return rows;
 }
 
+// Only rlhf runs need the rows to fit the position table (not a rule of every deck).
+void check_row_length(const Config& cfg) {
+  const RlhfConfig& r = cfg.rlhf;
+  if (r.prompt_len + r.completion_len - 1 > cfg.model.max_seq_len)
+    throw Error("invalid configuration: rlhf.completion_len = " + std::to_string(r.completion_len) +
+                ": plus rlhf.prompt_len = " + std::to_string(r.prompt_len) +
+                " is longer than the position table allows (model.max_seq_len + 1 = " +
+                std::to_string(cfg.model.max_seq_len + 1) + ")");
+}
+
+// The first Tp tokens of each of B rows of T tokens: an iteration's prompts
+// from its windows (a pure function of the iteration).
+std::vector<int32_t> first_tokens(const std::vector<int32_t>& windows, int B, int T, int Tp) {
+  std::vector<int32_t> prompts(size_t(B) * Tp);
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < Tp; ++t) prompts[size_t(b) * Tp + t] = windows[size_t(b) * T + t];
+  return prompts;
+}
+
+// The iteration's line and rank 0's first sample, on one line.
+void log_iteration(int64_t done, int64_t iterations, const ScoredBatch& batch, const StepStats& st,
+                   const IterationTimes& tm, double n_seqs, double elapsed_s) {
+  log0(
+      "iter %lld/%lld | reward %.3f | kl %.4f | pg loss %.4f | norm %.3f | gather %.2f s | "
+      "generate %.2f s | train %.2f s | other %.2f s | %.2f samples/s | elapsed %s\n",
+      (long long)done, (long long)iterations, batch.mean_reward, batch.mean_kl, st.loss, st.grad_norm,
+      tm.gather, tm.generate, tm.train, tm.other, n_seqs / tm.total, format_duration(elapsed_s).c_str());
+  std::string text = batch.texts[0];
+  std::replace(text.begin(), text.end(), '\n', '/');
+  log0("sample (reward %g): %s\n", batch.reward[0], text.c_str());
+}
+
 }  // namespace
 
 int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string& resume, bool overwrite) {
@@ -165,14 +197,7 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
   const Config e = rlhf_engine_config(cfg);
   const Config ref_cfg = rlhf_reference_config(e);
   const int B = r.batch_size, Tp = r.prompt_len, Tc = r.completion_len, T = Tp + Tc - 1;
-  // Only rlhf runs need the rows to fit the position table (not a rule of every deck).
-  collectively(MPI_COMM_WORLD, [&] {
-    if (T > cfg.model.max_seq_len)
-      throw Error("invalid configuration: rlhf.completion_len = " + std::to_string(Tc) +
-                  ": plus rlhf.prompt_len = " + std::to_string(Tp) +
-                  " is longer than the position table allows (model.max_seq_len + 1 = " +
-                  std::to_string(cfg.model.max_seq_len + 1) + ")");
-  });
+  collectively(MPI_COMM_WORLD, [&] { check_row_length(cfg); });
   RunStart start(e, resume, overwrite);
   Run run(e, MPI_COMM_WORLD, estimate_rlhf_memory);
   const Topology& topo = run.topo;
@@ -206,11 +231,7 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
     const double t0 = MPI_Wtime();
     counters.reset();
     IterationTimes tm;
-    // Prompts: the first Tp tokens of this iteration's windows (a pure function of it).
-    const std::vector<int32_t> windows = micro_batches(*run.train, it, 1)[0].tokens;
-    std::vector<int32_t> prompts(size_t(B) * Tp);
-    for (int b = 0; b < B; ++b)
-      for (int t = 0; t < Tp; ++t) prompts[size_t(b) * Tp + t] = windows[size_t(b) * T + t];
+    const std::vector<int32_t> prompts = first_tokens(micro_batches(*run.train, it, 1)[0].tokens, B, T, Tp);
     const uint64_t seed =
         uint64_t(e.train.seed) * 0x9E3779B97F4A7C15ull ^ uint64_t(it + 1) << 32 ^ uint64_t(topo.rank) << 52;
     const std::vector<int32_t> seqs =
@@ -237,17 +258,8 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
     metrics.append(iteration_record(it + 1, st, before_train, r.lr, tm, n_seqs * Tc));
     metrics.append_rlhf({it + 1, batch.mean_reward, batch.mean_kl, tm.gather, tm.generate, tm.train, tm.other,
                          n_seqs / tm.total});
-    if ((it + 1) % cfg.log.every == 0 || it + 1 == r.iterations) {
-      log0(
-          "iter %lld/%lld | reward %.3f | kl %.4f | pg loss %.4f | norm %.3f | gather %.2f s | "
-          "generate %.2f s | train %.2f s | other %.2f s | %.2f samples/s | elapsed %s\n",
-          (long long)(it + 1), (long long)r.iterations, batch.mean_reward, batch.mean_kl, st.loss,
-          st.grad_norm, tm.gather, tm.generate, tm.train, tm.other, n_seqs / tm.total,
-          format_duration(MPI_Wtime() - start.started).c_str());
-      std::string text = batch.texts[0];  // rank 0's first row, on one line
-      std::replace(text.begin(), text.end(), '\n', '/');
-      log0("sample (reward %g): %s\n", batch.reward[0], text.c_str());
-    }
+    if ((it + 1) % cfg.log.every == 0 || it + 1 == r.iterations)
+      log_iteration(it + 1, r.iterations, batch, st, tm, n_seqs, MPI_Wtime() - start.started);
     if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm))
       return session.non_finite(it + 1, st.loss, st.grad_norm);
     session.after_step(it + 1);

@@ -222,6 +222,45 @@ class Throughput {
   int64_t steady_n_ = 0;
 };
 
+// The validation loss: every train.val_every steps before the last, and once
+// at the end, on train.val_batches micro-batches per rank (none without data.val).
+class Validation {
+ public:
+  Validation(const DataLoader* val, const TrainConfig& t, Engine& engine, MetricsWriter& metrics)
+      : val_(val),
+        every_(t.val_every),
+        batches_(t.val_batches),
+        steps_(t.steps),
+        engine_(engine),
+        metrics_(metrics) {}
+  // After step `done` (counted from 1), on every rank alike.
+  void after_step(int64_t done) {
+    if (!val_ || every_ <= 0 || done % every_ != 0 || done >= steps_) return;
+    const double loss = loss_now();
+    metrics_.append_validation(done, loss);
+    log0("val step %lld | loss %.4f\n", (long long)done, loss);
+  }
+  // After the last step; recorded unless the run resumed at its end (metrics.h5
+  // holds it from the run that got there).
+  void at_end(int64_t resumed_from) {
+    if (!val_) return;
+    const double loss = loss_now();
+    if (resumed_from < steps_) {
+      metrics_.append_validation(steps_, loss);
+      metrics_.flush();
+    }
+    log0("val final | step %lld | loss %.4f\n", (long long)steps_, loss);
+  }
+
+ private:
+  double loss_now() { return engine_.eval_loss(validation_batches(*val_, batches_)); }
+  const DataLoader* val_;
+  int every_, batches_;
+  int64_t steps_;
+  Engine& engine_;
+  MetricsWriter& metrics_;
+};
+
 }  // namespace
 
 int run_training(const Config& cfg, const std::string& deck_path, const std::string& resume, bool overwrite,
@@ -231,7 +270,6 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   Run run(cfg);
   const Topology& topo = run.topo;
   Engine& engine = run.engine;
-  const DataLoader* val = run.val.get();
   log_table("zeropp training",
             startup_rows(cfg, deck_path, topo, engine, run.memory, *run.comm, *run.device));
   if (const std::string w = blas_core_warning(); !w.empty()) log0("warning: %s\n", w.c_str());
@@ -249,6 +287,7 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
   MetricsWriter& metrics = session.metrics();
   if (cfg.checkpoint.at_start && from.step == 0) session.save(0);
   Throughput rate(cfg, tokens_per_step);
+  Validation validation(run.val.get(), t, engine, metrics);
   ByteCounters last_bytes;  // of the last step this run took
   const double loop_started = MPI_Wtime();
   for (int64_t step = from.step; step < t.steps; ++step) {
@@ -275,22 +314,11 @@ int run_training(const Config& cfg, const std::string& deck_path, const std::str
     // The weights just took a non-finite step: nothing more is saved.
     if (!std::isfinite(st.loss) || !std::isfinite(st.grad_norm))
       return session.non_finite(step + 1, st.loss, st.grad_norm);
-    if (val && t.val_every > 0 && (step + 1) % t.val_every == 0 && step + 1 < t.steps) {
-      const double loss = engine.eval_loss(validation_batches(*val, t.val_batches));
-      metrics.append_validation(step + 1, loss);
-      log0("val step %lld | loss %.4f\n", (long long)(step + 1), loss);
-    }
+    validation.after_step(step + 1);
     session.after_step(step + 1);
   }
   session.finish(t.steps);
-  if (val) {
-    const double loss = engine.eval_loss(validation_batches(*val, t.val_batches));
-    if (from.step < t.steps) {  // else metrics.h5 holds it from the run that got there
-      metrics.append_validation(t.steps, loss);
-      metrics.flush();
-    }
-    log0("val final | step %lld | loss %.4f\n", (long long)t.steps, loss);
-  }
+  validation.at_end(from.step);
   if (from.step < t.steps)  // the same on every rank: all enter the reduction
     log0("%s\n", step_bytes_line(t.steps, last_bytes, topo.world.get()).c_str());
   if (const std::string s = rate.steady_line(); !s.empty()) log0("%s\n", s.c_str());
