@@ -15,58 +15,40 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Mode
   auto& I = *impl_;
   const ZeroConfig& z = cfg.zero;
   I.frozen = frozen;
-  I.alpha = hpz_group_size(z, topo.P, topo.X);
+  const ModelDescription& desc = model.describe();
+  const StatePlan plan = plan_states(z, desc, topo.P, topo.X, frozen);
+  I.alpha = plan.alpha;
   if (I.alpha > 1) I.hpz = std::make_unique<Group>(topo, topo.rank / I.alpha, topo.rank % I.alpha, "hpz");
   I.align = unit_align(z);
-  const ModelDescription& desc = model.describe();
-  const ParamLayout& layout = desc.layout;
-  int64_t max_padded = 0, max_block = 0;
-  std::vector<int64_t> padded;
-  for (size_t u = 0; u < layout.units.size(); ++u) {
-    const UnitSpec& spec = layout.units[u];
+  for (size_t u = 0; u < desc.layout.units.size(); ++u) {
+    const UnitSpec& spec = desc.layout.units[u];
     UnitShard s;
     s.name = spec.name;
     s.numel = spec.numel;
-    s.padded = padded_size(spec.numel, topo.P, I.align);
-    s.slice = slice_size(spec.numel, topo.P, I.align);
+    s.padded = plan.padded[u];
+    s.slice = plan.slice[u];
     s.mine = slice_span(spec.numel, topo.P, topo.rank, I.align);
     s.master = Buffer<float>(spec.name.c_str(), s.slice);
     if (!frozen)
       for (Buffer<float>* b : {&s.grad, &s.m, &s.v}) *b = Buffer<float>(spec.name.c_str(), s.slice);
     s.segments = decay_segments(spec, s.mine.begin, s.mine.end);
-    if (I.hpz) s.secondary = Buffer<uint8_t>("hpZ secondary", I.wire_size(s.padded / I.alpha));
-    max_padded = std::max(max_padded, s.padded);
-    if (!desc.shared(int(u))) max_block = std::max(max_block, s.padded);
-    padded.push_back(s.padded);
+    if (I.hpz) s.secondary = Buffer<uint8_t>("hpZ secondary", plan.secondary[u]);
     I.units.push_back(std::move(s));
   }
-  const int64_t max_slice = max_padded / topo.P;
-  I.slots.resize(size_t(z.prefetch_depth) + 1);
+  I.slots.resize(size_t(plan.slots));
   for (Slot& s : I.slots) {
-    s.full = Buffer<float>("gathered unit", max_padded);
-    int64_t wire = I.wire == DType::F32 ? 0 : I.wire_size(max_padded);
-    if (z.quantized_weights) wire = std::max(wire, I.quant_chunk(max_slice) * topo.P);
-    s.wire = Buffer<uint8_t>("gather wire", wire);
+    s.full = Buffer<float>("gathered unit", plan.slot_floats);
+    s.wire = Buffer<uint8_t>("gather wire", plan.slot_wire);
   }
   I.grad_of.assign(I.units.size(), nullptr);
   I.grad_live.assign(I.units.size(), false);
-  // A frozen engine never reduces a gradient: no gradient buffers at all.
-  if (z.quantized_gradients && !frozen) {
-    QgzSettings q;
-    q.block = z.gradient_block;
-    q.intra_bits = z.intra_node_gradient_bits;
-    q.inter_bits = z.inter_node_gradient_bits;
-    q.error_feedback = z.gradient_error_feedback;
-    q.beta = z.error_feedback_beta;
-    I.qgz = std::make_unique<QgzReducer>(topo, comm, q, padded);
-  }
+  if (plan.qgz) I.qgz = std::make_unique<QgzReducer>(topo, comm, qgz_settings(z), plan.padded);
   I.grad_shared.resize(I.units.size());
-  if (!frozen) {
+  if (!frozen)
     for (int u : desc.shared_units)
-      I.grad_shared[size_t(u)] = Buffer<float>("shared unit grad", padded[size_t(u)]);
-    for (int k = 0; k < (z.overlap ? 2 : 1); ++k) I.grad_cur.emplace_back("unit grad", max_block);
-    I.reduced = Buffer<float>("reduced grad", max_slice);
-  }
+      I.grad_shared[size_t(u)] = Buffer<float>("shared unit grad", plan.shared_grad[size_t(u)]);
+  for (int k = 0; k < plan.unit_grads; ++k) I.grad_cur.emplace_back("unit grad", plan.unit_grad_floats);
+  if (!frozen) I.reduced = Buffer<float>("reduced grad", plan.reduced_floats);
   const int64_t bt = int64_t(cfg.train.batch_size) * cfg.train.seq_len;
   I.inputs = Buffer<int32_t>("inputs", bt);
   I.targets = Buffer<int32_t>("targets", bt);

@@ -54,6 +54,7 @@
 #include "src/config/config.hpp"
 #include "src/models/model.hpp"
 #include "src/zero/inference_weights.hpp"
+#include "src/zero/state_plan.hpp"
 
 namespace zeropp {
 
@@ -62,16 +63,6 @@ struct StepStats {
   double grad_norm = 0;             // global, before clipping
   ByteCounters bytes;               // what this rank sent during the step
   double inter_node_bytes_all = 0;  // sent across nodes by all ranks (but the step's last all-reduce)
-};
-
-// Model-state memory of this rank, as the engine allocated it.
-struct MemoryReport {
-  int64_t master = 0, grad = 0, adam = 0;  // fp32 shards
-  int64_t gather = 0;                      // the prefetch_depth + 1 full-unit slots (wire + fp32)
-  int64_t grad_full = 0;  // full-unit gradient buffers (current (2 with overlap) + shared), reduced slice
-  int64_t secondary = 0;  // hpZ: 2Ψ/α in bf16
-  int64_t qgz = 0;        // qgZ staging and error-feedback buffers
-  int64_t total() const { return master + grad + adam + gather + grad_full + secondary + qgz; }
 };
 
 // One micro-batch: B×T input tokens and the B×T tokens that follow them,

@@ -29,31 +29,54 @@ QgzReducer::QgzReducer(const Topology& topo, Communicator& comm, const QgzSettin
       node_(Group::node(topo)),
       cross_(Group::cross(topo)),
       padded_(unit_padded) {
-  int64_t max_padded = 0;
-  for (int64_t n : padded_) {
+  for (int64_t n : padded_)
     if (n % (int64_t(topo.P) * s.block) != 0)
       throw Error(
           "qgZ: a unit of " + std::to_string(n) +
           " elements is not padded to a multiple of P·block = " + std::to_string(int64_t(topo.P) * s.block));
-    max_padded = std::max(max_padded, n);
+  const QgzBuffers b = qgz_buffers(padded_, topo.X, s);
+  reordered_ = Buffer<float>("qgZ reordered", b.max_padded);
+  sum_ = Buffer<float>("qgZ sum", b.chunk);
+  deq_ = Buffer<float>("qgZ dequantized", b.max_padded);
+  q1_ = Buffer<uint8_t>("qgZ hop 1", b.hop1_bytes);
+  q1_recv_ = Buffer<uint8_t>("qgZ hop 1 recv", b.hop1_bytes);
+  sc1_ = Buffer<float>("qgZ hop 1 scales", b.hop1_scales);
+  sc1_recv_ = Buffer<float>("qgZ hop 1 scales recv", b.hop1_scales);
+  q2_ = Buffer<uint8_t>("qgZ hop 2", b.hop2_bytes);
+  q2_recv_ = Buffer<uint8_t>("qgZ hop 2 recv", b.hop2_bytes);
+  sc2_ = Buffer<float>("qgZ hop 2 scales", b.hop2_scales);
+  sc2_recv_ = Buffer<float>("qgZ hop 2 scales recv", b.hop2_scales);
+  for (size_t u = 0; u < b.error1.size(); ++u) {
+    e1_.emplace_back("qgZ hop 1 error", b.error1[u]);
+    e2_.emplace_back("qgZ hop 2 error", b.error2[u]);
   }
-  const int64_t X = topo.X, chunk = max_padded / X;
-  reordered_ = Buffer<float>("qgZ reordered", max_padded);
-  sum_ = Buffer<float>("qgZ sum", chunk);
-  deq_ = Buffer<float>("qgZ dequantized", max_padded);
-  q1_ = Buffer<uint8_t>("qgZ hop 1", intra_.payload_bytes(max_padded));
-  q1_recv_ = Buffer<uint8_t>("qgZ hop 1 recv", q1_.size());
-  sc1_ = Buffer<float>("qgZ hop 1 scales", max_padded / s.block);
-  sc1_recv_ = Buffer<float>("qgZ hop 1 scales recv", sc1_.size());
-  q2_ = Buffer<uint8_t>("qgZ hop 2", inter_.payload_bytes(chunk));
-  q2_recv_ = Buffer<uint8_t>("qgZ hop 2 recv", q2_.size());
-  sc2_ = Buffer<float>("qgZ hop 2 scales", chunk / s.block);
-  sc2_recv_ = Buffer<float>("qgZ hop 2 scales recv", sc2_.size());
+}
+
+QgzBuffers qgz_buffers(const std::vector<int64_t>& padded, int X, const QgzSettings& s) {
+  QgzBuffers b;
+  for (int64_t n : padded) b.max_padded = std::max(b.max_padded, n);
+  b.chunk = b.max_padded / X;
+  b.hop1_bytes = QuantScheme{s.intra_bits, s.block, ScaleDType::F32}.payload_bytes(b.max_padded);
+  b.hop2_bytes = QuantScheme{s.inter_bits, s.block, ScaleDType::F32}.payload_bytes(b.chunk);
+  b.hop1_scales = b.max_padded / s.block;
+  b.hop2_scales = b.chunk / s.block;
   if (s.error_feedback)
-    for (int64_t n : padded_) {
-      e1_.emplace_back("qgZ hop 1 error", n);
-      e2_.emplace_back("qgZ hop 2 error", n / X);
+    for (int64_t n : padded) {
+      b.error1.push_back(n);
+      b.error2.push_back(n / X);
     }
+  return b;
+}
+
+int64_t QgzBuffers::error_feedback_bytes() const {
+  int64_t n = 0;
+  for (size_t u = 0; u < error1.size(); ++u) n += error1[u] + error2[u];
+  return 4 * n;
+}
+
+int64_t QgzBuffers::bytes() const {
+  return 4 * (2 * max_padded + chunk + 2 * hop1_scales + 2 * hop2_scales) + 2 * (hop1_bytes + hop2_bytes) +
+         error_feedback_bytes();
 }
 
 void QgzReducer::reset_error_feedback() {

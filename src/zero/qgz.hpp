@@ -43,6 +43,19 @@ struct QgzSettings {
   double beta = 0.8;
 };
 
+// The sizes of qgZ's staging and error-feedback buffers for units of
+// `padded[u]` elements on nodes of X ranks: QgzReducer allocates these, and
+// the memory plan (src/zero/state_plan.hpp) counts them.
+struct QgzBuffers {
+  int64_t max_padded = 0, chunk = 0;  // floats: the largest unit (reorder, dequantize), its node chunk (sum)
+  int64_t hop1_bytes = 0, hop2_bytes = 0;    // quantized payloads, each sent and received
+  int64_t hop1_scales = 0, hop2_scales = 0;  // fp32 scales, each sent and received
+  std::vector<int64_t> error1, error2;       // floats per unit, hop 1 and hop 2; empty without error feedback
+  int64_t error_feedback_bytes() const;
+  int64_t bytes() const;  // all of it
+};
+QgzBuffers qgz_buffers(const std::vector<int64_t>& padded, int X, const QgzSettings& s);
+
 class QgzReducer {
  public:
   // unit_padded[u]: the padded size of unit u (a multiple of P·block).
