@@ -29,6 +29,8 @@ InferenceRoute inference_route(WeightSource source) {
 }
 
 namespace {
+// n elements rounded up to whole blocks.
+int64_t quant_block_elems(int64_t n, int64_t block) { return (n + block - 1) / block * block; }
 Vec<uint16_t> bf16_view(const Buffer<uint8_t>& b) {
   return Vec<uint16_t>(reinterpret_cast<uint16_t*>(b.data()), b.size() / 2);
 }
@@ -49,43 +51,60 @@ InferenceWeights::InferenceWeights(const ZeroConfig& z, const Topology& topo, Co
       world_(Group::world(topo)),
       units_(std::move(units)),
       schedule_(std::move(schedule)) {
-  if (route_.group) {
-    alpha_ = inference_group_size(z, topo.P, topo.X);
+  std::vector<int64_t> padded;
+  for (const ShardedUnit& u : units_) padded.push_back(u.padded);
+  const InferencePlan plan = plan_inference_weights(z, padded, topo.P, topo.X);
+  alpha_ = plan.alpha;
+  if (route_.group)
     group_ = std::make_unique<Group>(topo, topo.rank / alpha_, topo.rank % alpha_, "inference hpz");
+  for (int64_t held : plan.held) copy_.emplace_back("inference copy", held);
+  for (Slot& s : slots_) {
+    s.full = Buffer<float>("inference unit", plan.full_floats);
+    s.send = Buffer<uint8_t>("inference send", plan.send);
+    s.wire = Buffer<uint8_t>("inference wire", plan.wire);
   }
-  const int P = topo.P;
-  int64_t full = 0, wire = 0, send = 0, stage = 0;
-  for (const ShardedUnit& u : units_) {
+  stage_ = Buffer<float>("inference stage", plan.stage_floats);
+}
+
+InferencePlan plan_inference_weights(const ZeroConfig& z, const std::vector<int64_t>& padded, int P, int X) {
+  const InferenceRoute route = inference_route(z.inference_weights);
+  const DType wire = wire_dtype(z);
+  const QuantScheme q{route.bits == 0 ? 8 : route.bits, z.weight_block, ScaleDType::F32};
+  InferencePlan p;
+  if (route.group) p.alpha = inference_group_size(z, P, X);
+  for (int64_t n : padded) {
+    const int64_t slice = n / P;
     int64_t held = 0;
-    if (route_.bits) {
-      const int64_t chunk = q_.packed_bytes(quant_elems(u));
-      held = chunk * (route_.group ? P / alpha_ : P);
-      send = std::max(send, chunk);
-      if (route_.group) wire = std::max(wire, chunk * P);
-      stage = std::max(stage, quant_elems(u) * P);
+    if (route.bits) {  // one rank's slice in whole blocks, packed with its scales
+      const int64_t elems = quant_block_elems(slice, q.block), chunk = q.packed_bytes(elems);
+      held = chunk * (P / p.alpha);
+      p.send = std::max(p.send, chunk);
+      if (route.group) p.wire = std::max(p.wire, chunk * P);
+      p.stage_floats = std::max(p.stage_floats, elems * P);
     } else {
-      if (route_.group) held = bytes_of(wire_, u.padded / alpha_);
-      if (route_.full) held = u.padded * int64_t(sizeof(float));
-      if (wire_ == DType::BF16) {
-        send = std::max(send, bytes_of(wire_, u.slice));
-        wire = std::max(wire, bytes_of(wire_, u.padded));
+      if (route.group) held = bytes_of(wire, n / p.alpha);
+      if (route.full) held = n * int64_t(sizeof(float));
+      if (wire == DType::BF16) {
+        p.send = std::max(p.send, bytes_of(wire, slice));
+        p.wire = std::max(p.wire, bytes_of(wire, n));
       }
     }
-    full = std::max(full, u.padded);
-    copy_.emplace_back("inference copy", held);
+    p.full_floats = std::max(p.full_floats, n);
+    p.held.push_back(held);
   }
-  for (Slot& s : slots_) {
-    s.full = Buffer<float>("inference unit", full);
-    s.send = Buffer<uint8_t>("inference send", send);
-    s.wire = Buffer<uint8_t>("inference wire", wire);
-  }
-  stage_ = Buffer<float>("inference stage", stage);
+  return p;
+}
+
+int64_t InferencePlan::bytes() const {
+  int64_t b = 4 * stage_floats + kSlots * (4 * full_floats + send + wire);
+  for (int64_t h : held) b += h;
+  return b;
 }
 
 InferenceWeights::~InferenceWeights() = default;
 
 int64_t InferenceWeights::quant_elems(const ShardedUnit& u) const {
-  return (u.slice + q_.block - 1) / q_.block * q_.block;
+  return quant_block_elems(u.slice, q_.block);
 }
 
 int64_t InferenceWeights::copy_bytes() const {

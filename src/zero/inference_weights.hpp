@@ -46,6 +46,20 @@ struct InferenceRoute {
 };
 InferenceRoute inference_route(WeightSource source);
 
+// The sizes of the buffers InferenceWeights allocates for units of padded[u]
+// elements on P ranks with X per node (a pure function): the copy it holds and
+// its two slots and staging. The generation estimate (src/memory/inference_memory.hpp) sums it.
+struct InferencePlan {
+  int alpha = 1;               // the route's group (1: none)
+  std::vector<int64_t> held;   // per unit: bytes of the copy kept (0: none)
+  int64_t full_floats = 0;     // per slot: the largest fp32 unit
+  int64_t send = 0, wire = 0;  // per slot: bytes sent and received by a per-use gather
+  int64_t stage_floats = 0;    // dequantization staging of the quantized routes
+  static constexpr int kSlots = 2;
+  int64_t bytes() const;
+};
+InferencePlan plan_inference_weights(const ZeroConfig& z, const std::vector<int64_t>& padded, int P, int X);
+
 // One unit as the engine shards it: this rank's slice of the padded unit.
 struct ShardedUnit {
   std::string name;
@@ -87,7 +101,7 @@ class InferenceWeights final : public UnitSource<float> {
   void start(Slot& s, int unit);
   void finish(Slot& s);
   void dequantize_all(const uint8_t* chunks, Slot& s);  // P packed chunks -> s.full
-  Slot& slot(size_t position) { return slots_[position % 2]; }
+  Slot& slot(size_t position) { return slots_[position % InferencePlan::kSlots]; }
 
   const Topology& topo_;
   Communicator& comm_;
@@ -102,7 +116,7 @@ class InferenceWeights final : public UnitSource<float> {
   std::vector<int> schedule_;
   size_t pos_ = 0;
   std::vector<Buffer<uint8_t>> copy_;  // per unit: hpZ partition or quantized chunks
-  Slot slots_[2];
+  Slot slots_[InferencePlan::kSlots];
   Buffer<float> stage_;  // quantization: one slice padded to whole blocks, or P dequantized ones
 };
 
