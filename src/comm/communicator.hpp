@@ -21,7 +21,8 @@
 //     a Request destroyed in flight is waited for. wait() polls politely and
 //     aborts the job with one line naming rank, collective, purpose, unit and
 //     step when a collective has not finished timeout_s after it started.
-//   - Emulated inter-node bandwidth and fault injection (below) apply to all.
+//   - Emulated inter-node bandwidth (below) applies to all; fault injection is a
+//     decorator (src/comm/stalling_communicator.hpp).
 #pragma once
 
 #include <array>
@@ -113,6 +114,10 @@ class Request {
   Request& operator=(Request&&) noexcept;
   ~Request();
   bool active() const { return state_ != nullptr; }
+  // The in-flight collective's State::progress() and waiting_for() (0 and none once complete):
+  // a decorating communicator's state reports its inner collective's.
+  int progress() const { return state_ ? state_->progress() : 0; }
+  std::vector<int> waiting_for() const { return state_ ? state_->waiting_for() : std::vector<int>{}; }
 
  private:
   friend class Communicator;
@@ -122,7 +127,7 @@ class Request {
 
 class Communicator {
  public:
-  // world_rank names this rank in watchdog messages and selects it for set_stall.
+  // world_rank names this rank in watchdog messages.
   Communicator(int world_rank, double timeout_s);
   // Aborts the job, naming rank, collective, purpose, unit and step, when a
   // collective started here was never seen complete: its Request outlives
@@ -205,13 +210,6 @@ class Communicator {
     hosts_ = std::move(hosts);
   }
 
-  // Fault injection: world rank `rank` sleeps forever before its first
-  // collective at `step`, so the others' watchdog fires (needs P > 1).
-  void set_stall(int rank, int64_t step) {
-    stall_rank_ = rank;
-    stall_step_ = step;
-  }
-
   // For backends: counts `bytes` sent to member `to` of g by a collective
   // counted in step `counted_in` (Request::State::counted_in; -1: one started
   // now): in counters() unless that step is still ahead.
@@ -235,8 +233,22 @@ class Communicator {
   // The backend's collective, started (not yet complete).
   virtual std::unique_ptr<Request::State> post(Group& g, const Collective& c) = 0;
 
+  // For decorators, communicators that run their collectives on an inner one
+  // (src/comm/stalling_communicator.hpp): start_on() starts c on `inner`;
+  // sync() hands inner this communicator's step and whether collectives now
+  // belong to the next step, and moves the bytes inner counted since the last
+  // sync into this communicator's counters (or the next step's). Call sync()
+  // around every call into inner. The watchdog is the decorator's; inner's never
+  // runs, since only its test() is called.
+  Request start_on(Communicator& inner, Group& g, const Collective& c) { return inner.start(g, c); }
+  void sync(Communicator& inner);
+  void copy_nodes_from(const Communicator& inner) {
+    ranks_per_node_ = inner.ranks_per_node_;
+    hosts_ = inner.hosts_;
+  }
+
  private:
-  Request start(Group& g, const Collective& c);  // the fault injection, then post()
+  Request start(Group& g, const Collective& c);  // post(), and the collective is open
   void run(Group& g, const Collective& c);       // start() then wait()
   // All-gather and all-to-all: the same arguments, `kind` tells them apart.
   static Collective exchange(Kind kind, const void* send, void* recv, int64_t count, DType dtype,
@@ -252,8 +264,6 @@ class Communicator {
   // A collective stalled past the timeout: one line (from one rank, src/comm/watchdog.hpp), then MPI_Abort.
   void stalled(const Request::State& s);
   int64_t step_ = 0;
-  int stall_rank_ = -1;
-  int64_t stall_step_ = -1;
   ByteCounters counters_;
   bool ahead_ = false;
   decltype(ByteCounters::sent) ahead_sent_{};  // bytes of collectives started ahead

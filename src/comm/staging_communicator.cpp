@@ -24,6 +24,7 @@ class Staged final : public Request::State {
     release();
   }
   bool advance() override {
+    sc_.absorb_counts();
     const bool done = sc_.host().test(host_);
     sc_.absorb_counts();
     if (!done) return false;
@@ -78,15 +79,10 @@ void StagingCommunicator::give(Block b) {
   if (b.p) free_.push_back(b);
 }
 
-void StagingCommunicator::absorb_counts() {
-  ByteCounters& from = host_->counters();
-  for (size_t k = 0; k < size_t(kNumKinds); ++k)
-    for (size_t p = 0; p < size_t(kNumPurposes); ++p) counters().sent[k][p] += from.sent[k][p];
-  from.reset();
-}
+void StagingCommunicator::absorb_counts() { sync(*host_); }
 
 std::unique_ptr<Request::State> StagingCommunicator::post(Group& g, const Collective& c) {
-  host_->set_step(step());  // the host backend's watchdog names the same step
+  absorb_counts();  // the host backend counts for this step, or the next one's while ahead
   const size_t p = size_t(g.size());
   // Staging blocks for the input (copied in now) and the output (copied back on completion).
   const auto staged_in = [&](size_t bytes) {

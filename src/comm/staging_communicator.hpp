@@ -11,9 +11,9 @@
 // advances inside test(); the copy back happens in the test() that sees it
 // complete), emulated links, and the byte accounting: the bytes the inner
 // backend counts (per kind, purpose, intra/inter) move into this
-// communicator's counters(), so they equal the host backend's for the same
-// collectives; staging copies are not communication and are not counted.
-// Watchdog and fault injection are this communicator's (same messages).
+// communicator's counters() (or the next step's, Communicator::sync), so they
+// equal the host backend's for the same collectives; staging copies are not communication and are not
+// counted. The watchdog is this communicator's (same messages).
 //
 // Staging memory comes from a pool reused across collectives (pinned
 // allocations are slow); each in-flight collective holds its own blocks, so
@@ -47,7 +47,9 @@ class StagingCommunicator final : public Communicator {
   void give(Block b);
   Communicator& host() { return *host_; }
   Stager& stager() { return *stager_; }
-  // Moves the bytes the host backend counted since the last call into counters().
+  // Hands the host backend this communicator's step (and whether collectives
+  // belong to the next one), and moves the bytes it counted into counters() or
+  // the next step's (Communicator::sync).
   void absorb_counts();
 
  protected:

@@ -19,6 +19,7 @@
 #include "src/base/logging.hpp"
 #include "src/comm/communicator.hpp"
 #include "src/comm/make_communicator.hpp"
+#include "src/comm/stalling_communicator.hpp"
 #include "src/comm/topology.hpp"
 #include "src/generate/generate.hpp"
 #include "src/run/blas_kernels.hpp"
@@ -108,8 +109,11 @@ Run::Run(const Config& cfg_, MPI_Comm base, MemoryEstimator estimate)
       // The engine's buffers are device memory with train.device = "cuda": comm.backend = auto may be nccl.
       comm(collectively(topo.world.get(),
                         [&] {
-                          return make_communicator(cfg.comm.backend, topo, cfg.comm.timeout_s,
-                                                   cfg.train.device == Device::Cuda, cfg.comm.device_staging);
+                          return with_stall(
+                              make_communicator(cfg.comm.backend, topo, cfg.comm.timeout_s,
+                                                cfg.train.device == Device::Cuda, cfg.comm.device_staging),
+                              topo.rank, cfg.comm.timeout_s, cfg.comm.fault_stall_rank,
+                              cfg.comm.fault_stall_step);
                         })),
       world(Group::world(topo)),
       model(make_model<float>(cfg.model, cfg.train.batch_size, cfg.train.seq_len)),
@@ -121,7 +125,6 @@ Run::Run(const Config& cfg_, MPI_Comm base, MemoryEstimator estimate)
   }
   force_batched_kernel(cfg.train.batched_gemm);
   engine.init_weights(uint64_t(cfg.train.seed));
-  if (cfg.comm.fault_stall_rank >= 0) comm->set_stall(cfg.comm.fault_stall_rank, cfg.comm.fault_stall_step);
   comm->set_links(LinkEmulator(cfg.comm.internode_gbps, cfg.comm.internode_latency_us),
                   LinkEmulator(cfg.comm.intranode_gbps, cfg.comm.intranode_latency_us));
 }

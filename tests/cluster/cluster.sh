@@ -133,7 +133,8 @@ else
 fi
 # A node lost mid-run (its link down after step 8): the survivors' watchdog
 # (comm.timeout_s) ends the run with one line for the job, naming the
-# collective and the ranks of zpc-n1 that did not arrive, or, when the link went
+# collective and the ranks of zpc-n1 that did not arrive (after rank 1, when the
+# ring had rank 0 waiting for its node's peer, itself waiting), or, when the link went
 # down inside step 10's save, the checkpoint's deadline (checkpoint.timeout_s)
 # names the save; either way a non-zero status within 3 limits (the watchdog's
 # stagger) plus a margin, and the checkpoint of step 5 readable. timeout -k:
@@ -154,7 +155,7 @@ wait "$pid"
 rc=$?
 took=$((SECONDS - down_at))
 line=$(grep -E 'did not complete within 10 s; aborting|did not complete within 10 s \(checkpoint' "$work/lost.log")
-collective='aborting: ranks? [23](,3)? \(node zpc-n1, ranks 2-3\) did not arrive$'
+collective='aborting: (rank 1 \(this node, itself waiting\) did not arrive; )?ranks? [23](,3)? \(node zpc-n1, ranks 2-3\) did not arrive$'
 save='^zeropp: rank 0: checkpoint save of step [0-9]+ did not complete within 10 s'
 if ((rc != 0 && rc != 124 && rc != 137 && took < 40)) && [[ $(grep -c . <<< "$line") -eq 1 ]] &&
   [[ $line =~ $collective || $line =~ $save ]] && h5ls "$lost/checkpoints/step_00000005.h5" > /dev/null 2>&1; then

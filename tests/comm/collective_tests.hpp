@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "src/comm/stalling_communicator.hpp"
 #include "tests/comm/comm_test_support.hpp"
 
 #ifndef ZEROPP_COMM_BACKEND
@@ -287,13 +288,47 @@ TEMPLATE_TEST_CASE("bad arguments are refused", "[comm]", ZEROPP_COMM_BACKEND) {
   CHECK_THROWS_AS(comm->broadcast(g, buf.data(), 1, t.P, Purpose::Other, "u"), Error);
 }
 
+// The fault-injection decorator with no rank stalling: the inner backend's
+// results, its bytes in the decorator's counters, and the bytes of a
+// collective started ahead in the next step's (Communicator::set_ahead).
+TEMPLATE_TEST_CASE("a decorated communicator counts the inner backend's bytes, ahead included", "[comm]",
+                   ZEROPP_COMM_BACKEND) {
+  ZEROPP_SKIP_UNUSABLE_BACKEND();
+  StallingCommunicator comm(TestType::make(), Topology(1).rank, 600, -1, 0);
+  for_each_group([&](const Topology&, Group& g) {
+    const int64_t b = 1000;
+    std::vector<char> host(static_cast<size_t>(b));
+    for (int64_t i = 0; i < b; ++i) host[size_t(i)] = char(g.rank() * 31 + i);
+    typename TestType::template Buffer<char> mine(host), all(std::vector<char>(size_t(b * g.size()), 0));
+    const Bytes want = ring_bytes(g, b);
+    comm.counters().reset();
+    comm.allgather(g, mine.data(), all.data(), b, DType::I8, Purpose::FwdGather, "u");
+    const std::vector<char> got_all = all.host();
+    for (int m = 0; m < g.size(); ++m)
+      for (int64_t i = 0; i < b; ++i) REQUIRE(got_all[size_t(m * b + i)] == char(m * 31 + i));
+    CHECK(comm.counters().at(Kind::AllGather, Purpose::FwdGather).intra == want.intra);
+    CHECK(comm.counters().at(Kind::AllGather, Purpose::FwdGather).inter == want.inter);
+
+    comm.counters().reset();
+    comm.set_ahead(true);
+    Request r = comm.start_allgather(g, mine.data(), all.data(), b, DType::I8, Purpose::FwdGather, "u");
+    comm.set_ahead(false);
+    comm.wait(r);
+    CHECK(comm.counters().total().total() == 0);
+    CHECK(comm.bytes_ahead() == want.total());
+    comm.set_step(comm.step() + 1);
+    comm.reset_counters();
+    CHECK(comm.counters().at(Kind::AllGather, Purpose::FwdGather).total() == want.total());
+    CHECK(comm.bytes_ahead() == 0);
+  });
+}
+
 // Run by the ctest entries *_watchdog (2 ranks): rank 1 stalls at step 3, rank 0's watchdog must abort.
 TEMPLATE_TEST_CASE("watchdog aborts a stalled collective with one line", "[.watchdog]", ZEROPP_COMM_BACKEND) {
   ZEROPP_SKIP_UNUSABLE_BACKEND();
-  auto comm = TestType::make(1.0);
   Topology t(1);
+  auto comm = with_stall(TestType::make(1.0), t.rank, 1.0, 1, 3);
   Group g = Group::world(t);
-  comm->set_stall(1, 3);
   comm->set_step(2);
   typename TestType::template Buffer<float> x(std::vector<float>{1.0f});
   comm->allreduce_sum(g, x.data(), 1, Purpose::Other, "warmup");
