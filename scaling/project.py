@@ -317,8 +317,7 @@ def fit_overlap(res, root):
 
 # ---- the paper's setting -----------------------------------------------------------------
 
-# ZeRO++ (Wang et al. 2023, arXiv 2306.10209) as its authors' blog states it (DeepSpeed's
-# blogs/zeropp): 384 V100 GPUs, 16 per node (DGX-2: 24 nodes), inter-node 4 x 100 Gbit/s
+# ZeRO++ as its authors report it: 384 V100 GPUs, 16 per node (DGX-2: 24 nodes), inter-node 4 x 100 Gbit/s
 # InfiniBand per node in the high-bandwidth runs, 100 Gbit/s per node in the low-bandwidth
 # ones; 1K and 2K tokens per GPU. Reported ZeRO++ / ZeRO-3 throughput ratios:
 PAPER = [
