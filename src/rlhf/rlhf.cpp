@@ -65,6 +65,46 @@ void add_counters(ByteCounters& a, const ByteCounters& b) {
   }
 }
 
+// An iteration's phases on this rank (generation, scoring, the update), the
+// time blocked in all-gathers taken out of generation and the update and
+// reported on its own; the rest of the iteration is "other".
+class IterationClock {
+ public:
+  explicit IterationClock(ByteCounters& counters) : counters_(counters) {}
+  void start() {
+    counters_.reset();
+    t0_ = MPI_Wtime();
+  }
+  void generated() {
+    generate_s_ = MPI_Wtime() - t0_;
+    generate_gather_s_ = counters_.seconds[kGather];
+  }
+  void update_starts() {
+    before_update_ = counters_;  // train_step starts its own count
+    t1_ = MPI_Wtime();
+  }
+  void update_done() { train_s_ = MPI_Wtime() - t1_; }
+  // After the iteration's closing barrier; st: the update's statistics.
+  IterationTimes finish(const StepStats& st) {
+    IterationTimes tm;
+    tm.total = MPI_Wtime() - t0_;
+    bytes_ = before_update_;
+    add_counters(bytes_, st.bytes);
+    tm.gather = bytes_.seconds[kGather];
+    tm.generate = generate_s_ - generate_gather_s_;
+    tm.train = train_s_ - st.bytes.seconds[kGather];
+    tm.other = tm.total - tm.gather - tm.generate - tm.train;
+    return tm;
+  }
+  const ByteCounters& bytes() const { return bytes_; }  // the whole iteration's, after finish()
+
+ private:
+  static constexpr size_t kGather = size_t(Kind::AllGather);
+  ByteCounters& counters_;
+  ByteCounters before_update_, bytes_;
+  double t0_ = 0, t1_ = 0, generate_s_ = 0, generate_gather_s_ = 0, train_s_ = 0;
+};
+
 StepRecord iteration_record(int64_t it, const StepStats& st, const ByteCounters& bytes, double lr,
                             const IterationTimes& t, double generated_tokens) {
   StepRecord r;
@@ -222,40 +262,27 @@ int run_rlhf(const Config& cfg, const std::string& deck_path, const std::string&
   const PassRunner actor_pass = [&](const std::function<void(UnitSource<float>&)>& f) {
     actor.inference_pass(f);
   };
-  ByteCounters& counters = run.comm->counters();
-  const int gather = int(Kind::AllGather);
+  IterationClock clock(run.comm->counters());
   double last_iteration_s = 0;
   for (int64_t it = from.step; it < r.iterations; ++it) {
     // Iteration boundary: commit and stop as `zeropp train` does (src/run/run_session.hpp).
     if (session.stop_before(it, last_iteration_s)) return kExitStopped;
-    const double t0 = MPI_Wtime();
-    counters.reset();
-    IterationTimes tm;
+    clock.start();
     const std::vector<int32_t> prompts = first_tokens(micro_batches(*run.train, it, 1)[0].tokens, B, T, Tp);
     const uint64_t seed =
         uint64_t(e.train.seed) * 0x9E3779B97F4A7C15ull ^ uint64_t(it + 1) << 32 ^ uint64_t(topo.rank) << 52;
     const std::vector<int32_t> seqs =
         sample_completions(*run.model, actor_pass, prompts, B, Tp, Tc, r.temperature, seed);
-    tm.generate = MPI_Wtime() - t0;
-    const double gen_gather = counters.seconds[size_t(gather)];
-
-    ScoredBatch batch = score(seqs, actor, reference, *run.comm, run.world, r);
-    MicroBatch& mb = batch.mb;
-    const double n_seqs = double(B) * topo.P;
-    ByteCounters before_train = counters;  // train_step starts its own count
-
-    const double t1 = MPI_Wtime();
-    const StepStats st = actor.train_step(it, {mb}, r.lr);
-    tm.train = MPI_Wtime() - t1;
+    clock.generated();
+    const ScoredBatch batch = score(seqs, actor, reference, *run.comm, run.world, r);
+    clock.update_starts();
+    const StepStats st = actor.train_step(it, {batch.mb}, r.lr);
+    clock.update_done();
     ZCHECK_MPI(MPI_Barrier(topo.world.get()));
-    tm.total = MPI_Wtime() - t0;
+    const IterationTimes tm = clock.finish(st);
     last_iteration_s = tm.total;
-    add_counters(before_train, st.bytes);
-    tm.gather = before_train.seconds[size_t(gather)];
-    tm.generate -= gen_gather;
-    tm.train -= st.bytes.seconds[size_t(gather)];
-    tm.other = tm.total - tm.gather - tm.generate - tm.train;
-    metrics.append(iteration_record(it + 1, st, before_train, r.lr, tm, n_seqs * Tc));
+    const double n_seqs = double(B) * topo.P;
+    metrics.append(iteration_record(it + 1, st, clock.bytes(), r.lr, tm, n_seqs * Tc));
     metrics.append_rlhf({it + 1, batch.mean_reward, batch.mean_kl, tm.gather, tm.generate, tm.train, tm.other,
                          n_seqs / tm.total});
     if ((it + 1) % cfg.log.every == 0 || it + 1 == r.iterations)
