@@ -188,6 +188,7 @@ class Communicator {
   void set_step(int64_t step) { step_ = step; }
   int64_t step() const { return step_; }
   double timeout_s() const { return timeout_s_; }
+  int world_rank() const { return world_rank_; }
 
   // Emulated links (src/comm/link_emulator.hpp): this rank's inter-node and
   // intra-node link; both off unless set. For scaling studies on one machine.

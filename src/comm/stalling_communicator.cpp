@@ -35,7 +35,6 @@ StallingCommunicator::StallingCommunicator(std::unique_ptr<Communicator> inner, 
                                            double timeout_s, int stall_rank, int64_t stall_step)
     : Communicator(world_rank, timeout_s),
       inner_(std::move(inner)),
-      world_rank_(world_rank),
       stall_rank_(stall_rank),
       stall_step_(stall_step) {
   copy_nodes_from(*inner_);
@@ -47,7 +46,7 @@ void StallingCommunicator::set_links(const LinkEmulator& inter, const LinkEmulat
 }
 
 std::unique_ptr<Request::State> StallingCommunicator::post(Group& g, const Collective& c) {
-  if (world_rank_ == stall_rank_ && step() == stall_step_)
+  if (world_rank() == stall_rank_ && step() == stall_step_)
     for (;;) sleep(1);  // the others' watchdog must fire
   sync_inner();
   Request r = start_on(*inner_, g, c);

@@ -31,7 +31,7 @@ class StallingCommunicator final : public Communicator {
 
  private:
   std::unique_ptr<Communicator> inner_;
-  int world_rank_, stall_rank_;
+  int stall_rank_;
   int64_t stall_step_;
 };
 

@@ -19,7 +19,7 @@ Engine::Engine(const Config& cfg, const Topology& topo, Communicator& comm, Mode
   const StatePlan plan = plan_states(z, desc, topo.P, topo.X, frozen);
   I.alpha = plan.alpha;
   if (I.alpha > 1) I.hpz = std::make_unique<Group>(topo, topo.rank / I.alpha, topo.rank % I.alpha, "hpz");
-  I.align = unit_align(z);
+  I.align = plan.align;
   for (size_t u = 0; u < desc.layout.units.size(); ++u) {
     const UnitSpec& spec = desc.layout.units[u];
     UnitShard s;

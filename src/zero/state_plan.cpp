@@ -21,11 +21,11 @@ StatePlan plan_states(const ZeroConfig& z, const ModelDescription& desc, int P, 
   StatePlan p;
   p.frozen = frozen;
   p.alpha = hpz_group_size(z, P, X);
-  const int64_t align = unit_align(z);
+  p.align = unit_align(z);
   const DType wire = wire_dtype(z);
   int64_t max_padded = 0, max_block = 0;
   for (size_t u = 0; u < desc.layout.units.size(); ++u) {
-    const int64_t n = padded_size(desc.layout.units[u].numel, P, align);
+    const int64_t n = padded_size(desc.layout.units[u].numel, P, p.align);
     p.padded.push_back(n);
     p.slice.push_back(n / P);
     p.secondary.push_back(p.alpha > 1 ? bytes_of(wire, n / p.alpha) : 0);

@@ -30,6 +30,7 @@ struct MemoryReport {
 struct StatePlan {
   bool frozen = false;               // no gradients, Adam moments or qgZ staging
   int alpha = 1;                     // hpZ's group (1: no secondary copies)
+  int64_t align = 1;                 // units are padded to P·align (unit_align)
   std::vector<int64_t> padded;       // per unit: elements, padded to P·align
   std::vector<int64_t> slice;        // per unit: this rank's elements of master, gradient and moments
   std::vector<int64_t> secondary;    // per unit: bytes of hpZ's copy (0 without hpZ)

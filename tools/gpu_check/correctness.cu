@@ -329,11 +329,10 @@ struct GemmCase {
 };
 
 std::vector<__nv_bfloat16> to_bf16_values(const std::vector<float>& v) {
+  std::vector<uint16_t> bits(v.size());
+  zeropp::fp32_to_bf16(v.data(), bits.data(), int64_t(v.size()));
   std::vector<__nv_bfloat16> h(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    const uint16_t b = zeropp::fp32_to_bf16(v[i]);
-    std::memcpy(&h[i], &b, 2);
-  }
+  std::memcpy(h.data(), bits.data(), 2 * bits.size());
   return h;
 }
 
@@ -364,12 +363,10 @@ std::vector<float> device_gemm(zc::Blas& blas, const GemmCase& c, const std::vec
   if constexpr (std::is_same_v<T, float>) {
     return h;
   } else {
+    std::vector<uint16_t> bits(h.size());
+    std::memcpy(bits.data(), h.data(), 2 * h.size());
     std::vector<float> got(h.size());
-    for (size_t i = 0; i < h.size(); ++i) {
-      uint16_t b;
-      std::memcpy(&b, &h[i], 2);
-      got[i] = zeropp::bf16_to_fp32(b);
-    }
+    zeropp::bf16_to_fp32(bits.data(), got.data(), int64_t(h.size()));
     return got;
   }
 }
