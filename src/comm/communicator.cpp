@@ -96,20 +96,6 @@ Communicator::~Communicator() {
             " (rank " + std::to_string(world_rank_) + "), never waited for");
 }
 
-Clock::time_point Communicator::emulated_arrival(bool inter, int64_t bytes) {
-  using Seconds = std::chrono::duration<double>;
-  const Clock::time_point now = Clock::now();
-  const double end =
-      (inter ? inter_link_ : intra_link_).transfer(Seconds(now.time_since_epoch()).count(), bytes);
-  return Clock::time_point(std::chrono::duration_cast<Clock::duration>(Seconds(end)));
-}
-
-Clock::duration Communicator::emulated_link_time(int64_t inter_bytes) {
-  if (inter_bytes == 0) return Clock::duration::zero();
-  const Clock::time_point now = Clock::now();
-  return std::max(emulated_arrival(true, inter_bytes) - now, Clock::duration::zero());
-}
-
 void Communicator::count_sent(const Group& g, int to, Kind kind, Purpose purpose, int64_t bytes,
                               int64_t counted_in) {
   if (counted_in < 0) counted_in = counting_step();

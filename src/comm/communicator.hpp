@@ -21,8 +21,8 @@
 //     a Request destroyed in flight is waited for. wait() polls politely and
 //     aborts the job with one line naming rank, collective, purpose, unit and
 //     step when a collective has not finished timeout_s after it started.
-//   - Emulated inter-node bandwidth (below) applies to all; fault injection is a
-//     decorator (src/comm/stalling_communicator.hpp).
+//   - Emulated links are a backend's (src/comm/link_emulator.hpp), given when it
+//     is built; fault injection is a decorator (src/comm/stalling_communicator.hpp).
 #pragma once
 
 #include <array>
@@ -34,7 +34,6 @@
 
 #include "src/base/errors.hpp"
 #include "src/comm/group.hpp"
-#include "src/comm/link_emulator.hpp"
 
 namespace zeropp {
 
@@ -190,20 +189,6 @@ class Communicator {
   double timeout_s() const { return timeout_s_; }
   int world_rank() const { return world_rank_; }
 
-  // Emulated links (src/comm/link_emulator.hpp): this rank's inter-node and
-  // intra-node link; both off unless set. For scaling studies on one machine.
-  // Virtual: a decorating communicator (src/comm/staging_communicator.hpp) passes them on.
-  virtual void set_links(const LinkEmulator& inter, const LinkEmulator& intra) {
-    inter_link_ = inter;
-    intra_link_ = intra;
-  }
-  // A message of `bytes` to another node (inter) or within the node, posted
-  // now: the earliest time it may complete (now when that link is off).
-  Request::Clock::time_point emulated_arrival(bool inter, int64_t bytes);
-  // The same for a collective's inter-node bytes, as a duration from now
-  // (zero without inter-node bytes).
-  Request::Clock::duration emulated_link_time(int64_t inter_bytes);
-
   // Where the ranks are, for the watchdog's line: X ranks per node, node-major,
   // the nodes' host names (empty: nodes not named).
   void set_nodes(int ranks_per_node, std::vector<std::string> hosts) {
@@ -268,9 +253,8 @@ class Communicator {
   ByteCounters counters_;
   bool ahead_ = false;
   decltype(ByteCounters::sent) ahead_sent_{};  // bytes of collectives started ahead
-  LinkEmulator inter_link_, intra_link_;
-  std::vector<const Request::State*> open_;  // collectives started and not yet seen complete
-  Request::Clock::time_point busy_since_;    // when open_ last became non-empty
+  std::vector<const Request::State*> open_;    // collectives started and not yet seen complete
+  Request::Clock::time_point busy_since_;      // when open_ last became non-empty
   // Adds [busy_since_, now) to the counters' time with collectives in flight.
   void add_busy_time(Request::Clock::time_point now);
 };

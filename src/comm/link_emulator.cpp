@@ -15,4 +15,17 @@ double LinkEmulator::transfer(double t, int64_t bytes) {
   return free_at_;
 }
 
+EmulatedLinks::Clock::time_point EmulatedLinks::arrival(bool inter, int64_t bytes) {
+  using Seconds = std::chrono::duration<double>;
+  const Clock::time_point now = Clock::now();
+  const double end = (inter ? inter_ : intra_).transfer(Seconds(now.time_since_epoch()).count(), bytes);
+  return Clock::time_point(std::chrono::duration_cast<Clock::duration>(Seconds(end)));
+}
+
+EmulatedLinks::Clock::duration EmulatedLinks::inter_time(int64_t inter_bytes) {
+  if (inter_bytes == 0) return Clock::duration::zero();
+  const Clock::time_point now = Clock::now();
+  return std::max(arrival(true, inter_bytes) - now, Clock::duration::zero());
+}
+
 }  // namespace zeropp

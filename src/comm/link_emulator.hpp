@@ -16,8 +16,16 @@
 // earlier messages' ends as later ones arrive.
 // Closed forms: n messages of s_i bytes posted together end after
 // n·latency + Σs_i·8/bandwidth; two concurrent equal transfers take twice one.
+//
+// EmulatedLinks: a rank's two links, given to a backend when it is built
+// (src/comm/make_communicator.hpp). The backend asks them per message: the MPI
+// backend for each message of a ring hop (the hop completes no earlier than the
+// link has served it), the NCCL backend once per collective for its inter-node
+// bytes. A decorator around a backend could only hold a whole collective back,
+// which is not what a ring of hops over a slow link does.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 
 namespace zeropp {
@@ -38,6 +46,21 @@ class LinkEmulator {
  private:
   double gbps_, latency_s_;
   double free_at_ = 0;
+};
+
+class EmulatedLinks {
+ public:
+  using Clock = std::chrono::steady_clock;
+  EmulatedLinks() = default;  // both off
+  EmulatedLinks(LinkEmulator inter, LinkEmulator intra) : inter_(inter), intra_(intra) {}
+  // A message of `bytes` to another node (inter) or within the node, posted
+  // now: the earliest time it may complete (now when that link is off).
+  Clock::time_point arrival(bool inter, int64_t bytes);
+  // The same for a collective's inter-node bytes, as a duration from now (zero without any).
+  Clock::duration inter_time(int64_t inter_bytes);
+
+ private:
+  LinkEmulator inter_, intra_;
 };
 
 }  // namespace zeropp

@@ -45,7 +45,8 @@ void check_device_staging(bool staging, CommBackend backend, const CommAbilities
 namespace {
 
 std::unique_ptr<Communicator> make_backend(CommBackend requested, const Topology& topo, double timeout_s,
-                                           bool device_buffers, bool device_staging) {
+                                           bool device_buffers, bool device_staging,
+                                           const EmulatedLinks& links) {
   const CommAbilities can = comm_abilities(device_buffers);
   // Staging is for the mpi backend: auto means mpi then, and any other choice is refused first.
   const CommBackend wanted = device_staging && requested == CommBackend::Auto ? CommBackend::Mpi : requested;
@@ -59,21 +60,23 @@ std::unique_ptr<Communicator> make_backend(CommBackend requested, const Topology
     } catch (const cuda::DeviceError& e) {
       throw Error("comm.backend = \"nccl\": " + std::string(e.what()));
     }
-    return std::make_unique<NcclCommunicator>(topo.rank, timeout_s);
+    return std::make_unique<NcclCommunicator>(topo.rank, timeout_s, links);
   }
   if (device_staging)
-    return std::make_unique<StagingCommunicator>(std::make_unique<MpiCommunicator>(topo.rank, timeout_s),
-                                                 std::make_unique<cuda::PinnedStager>(), topo.rank,
-                                                 timeout_s);
+    return std::make_unique<StagingCommunicator>(
+        std::make_unique<MpiCommunicator>(topo.rank, timeout_s, links),
+        std::make_unique<cuda::PinnedStager>(), topo.rank, timeout_s);
 #endif
-  return std::make_unique<MpiCommunicator>(topo.rank, timeout_s);
+  return std::make_unique<MpiCommunicator>(topo.rank, timeout_s, links);
 }
 
 }  // namespace
 
 std::unique_ptr<Communicator> make_communicator(CommBackend requested, const Topology& topo, double timeout_s,
-                                                bool device_buffers, bool device_staging) {
-  std::unique_ptr<Communicator> c = make_backend(requested, topo, timeout_s, device_buffers, device_staging);
+                                                bool device_buffers, bool device_staging,
+                                                const EmulatedLinks& links) {
+  std::unique_ptr<Communicator> c =
+      make_backend(requested, topo, timeout_s, device_buffers, device_staging, links);
   // Emulated nodes share one host name: the watchdog numbers them instead.
   c->set_nodes(topo.X, topo.emulated ? std::vector<std::string>{} : topo.hosts);
   return c;

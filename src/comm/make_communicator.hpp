@@ -19,6 +19,7 @@
 
 #include "src/base/comm_backend.hpp"
 #include "src/comm/communicator.hpp"
+#include "src/comm/link_emulator.hpp"
 #include "src/comm/topology.hpp"
 
 namespace zeropp {
@@ -40,9 +41,11 @@ CommBackend resolve_comm_backend(CommBackend requested, const CommAbilities& can
 void check_device_staging(bool staging, CommBackend backend, const CommAbilities& can);
 
 // The communicator for comm.backend = requested (and comm.device_staging =
-// device_staging); with nccl, selects this rank's device (local rank of topo.X
+// device_staging), its messages over `links` (comm.internode_gbps and friends;
+// off by default); with nccl, selects this rank's device (local rank of topo.X
 // per node) first.
 std::unique_ptr<Communicator> make_communicator(CommBackend requested, const Topology& topo, double timeout_s,
-                                                bool device_buffers, bool device_staging = false);
+                                                bool device_buffers, bool device_staging = false,
+                                                const EmulatedLinks& links = {});
 
 }  // namespace zeropp

@@ -59,11 +59,6 @@ StagingCommunicator::~StagingCommunicator() {
   for (const Block& b : free_) stager_->release(b.p);
 }
 
-void StagingCommunicator::set_links(const LinkEmulator& inter, const LinkEmulator& intra) {
-  Communicator::set_links(inter, intra);
-  host_->set_links(inter, intra);  // the host backend's hops are the ones that wait for the links
-}
-
 StagingCommunicator::Block StagingCommunicator::take(size_t bytes) {
   if (bytes == 0) return {};
   for (size_t i = 0; i < free_.size(); ++i)

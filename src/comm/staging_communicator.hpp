@@ -36,7 +36,6 @@ class StagingCommunicator final : public Communicator {
   ~StagingCommunicator() override;
 
   const char* backend() const override { return backend_.c_str(); }  // "mpi+staging (<stager>)"
-  void set_links(const LinkEmulator& inter, const LinkEmulator& intra) override;
 
   // For the in-flight states (staging_communicator.cpp).
   struct Block {

@@ -40,11 +40,6 @@ StallingCommunicator::StallingCommunicator(std::unique_ptr<Communicator> inner, 
   copy_nodes_from(*inner_);
 }
 
-void StallingCommunicator::set_links(const LinkEmulator& inter, const LinkEmulator& intra) {
-  Communicator::set_links(inter, intra);
-  inner_->set_links(inter, intra);  // the inner backend's hops are the ones that wait for the links
-}
-
 std::unique_ptr<Request::State> StallingCommunicator::post(Group& g, const Collective& c) {
   if (world_rank() == stall_rank_ && step() == stall_step_)
     for (;;) sleep(1);  // the others' watchdog must fire

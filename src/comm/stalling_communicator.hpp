@@ -21,7 +21,6 @@ class StallingCommunicator final : public Communicator {
                        int64_t stall_step);
 
   const char* backend() const override { return inner_->backend(); }
-  void set_links(const LinkEmulator& inter, const LinkEmulator& intra) override;
 
   Communicator& inner() { return *inner_; }
   void sync_inner() { sync(*inner_); }

@@ -35,6 +35,12 @@ namespace zeropp {
 
 namespace {
 
+// This rank's links for scaling studies on one machine (src/comm/link_emulator.hpp).
+EmulatedLinks emulated_links(const CommConfig& c) {
+  return EmulatedLinks(LinkEmulator(c.internode_gbps, c.internode_latency_us),
+                       LinkEmulator(c.intranode_gbps, c.intranode_latency_us));
+}
+
 StartupRows startup_rows(const Config& cfg, const std::string& deck, const Topology& topo,
                          const Engine& engine, const MemoryCheck& memory, const Communicator& comm,
                          const DeviceRun& device) {
@@ -111,7 +117,8 @@ Run::Run(const Config& cfg_, MPI_Comm base, MemoryEstimator estimate)
                         [&] {
                           return with_stall(
                               make_communicator(cfg.comm.backend, topo, cfg.comm.timeout_s,
-                                                cfg.train.device == Device::Cuda, cfg.comm.device_staging),
+                                                cfg.train.device == Device::Cuda, cfg.comm.device_staging,
+                                                emulated_links(cfg.comm)),
                               topo.rank, cfg.comm.timeout_s, cfg.comm.fault_stall_rank,
                               cfg.comm.fault_stall_step);
                         })),
@@ -125,8 +132,6 @@ Run::Run(const Config& cfg_, MPI_Comm base, MemoryEstimator estimate)
   }
   force_batched_kernel(cfg.train.batched_gemm);
   engine.init_weights(uint64_t(cfg.train.seed));
-  comm->set_links(LinkEmulator(cfg.comm.internode_gbps, cfg.comm.internode_latency_us),
-                  LinkEmulator(cfg.comm.intranode_gbps, cfg.comm.intranode_latency_us));
 }
 
 StepStats train_step(Run& run, int64_t step, double lr) {

@@ -74,8 +74,8 @@ class HostBuffer {
 
 struct MpiBackend {
   static std::string unusable() { return ""; }
-  static std::unique_ptr<Communicator> make(double timeout_s = 600) {
-    return std::make_unique<MpiCommunicator>(world_rank(), timeout_s);
+  static std::unique_ptr<Communicator> make(double timeout_s = 600, EmulatedLinks links = {}) {
+    return std::make_unique<MpiCommunicator>(world_rank(), timeout_s, links);
   }
   template <class T>
   using Buffer = HostBuffer<T>;

@@ -32,9 +32,11 @@ class HostStager final : public Stager {
   int64_t to_host_bytes = 0, to_device_bytes = 0;
 };
 
-inline std::unique_ptr<StagingCommunicator> staged_mpi(std::unique_ptr<Stager> stager, double timeout_s) {
-  return std::make_unique<StagingCommunicator>(std::make_unique<MpiCommunicator>(world_rank(), timeout_s),
-                                               std::move(stager), world_rank(), timeout_s);
+inline std::unique_ptr<StagingCommunicator> staged_mpi(std::unique_ptr<Stager> stager, double timeout_s,
+                                                       EmulatedLinks links = {}) {
+  return std::make_unique<StagingCommunicator>(
+      std::make_unique<MpiCommunicator>(world_rank(), timeout_s, links), std::move(stager), world_rank(),
+      timeout_s);
 }
 
 struct StagedHostBackend {

@@ -35,7 +35,8 @@ TEST_CASE("groups know their members' world ranks and nodes", "[comm]") {
 }
 
 TEST_CASE("messages larger than the per-message limit are split", "[comm]") {
-  MpiCommunicator comm(world_rank(), 600, 7);  // tiny limit: every buffer travels as many odd-sized pieces
+  MpiCommunicator comm(world_rank(), 600, {},
+                       7);  // tiny limit: every buffer travels as many odd-sized pieces
   Topology t(1);
   Group g = Group::world(t);
   const int p = g.size(), r = g.rank();
@@ -51,7 +52,7 @@ TEST_CASE("messages larger than the per-message limit are split", "[comm]") {
   }
   comm.allgather(g, in.data(), all.data(), n, DType::F32, Purpose::Other, "big");
   for (int m = 0; m < p; ++m) REQUIRE(all[size_t(m * n + 5)] == float(m + 5));
-  CHECK_THROWS_AS(MpiCommunicator(0, 600, int64_t(1) << 31), Error);
+  CHECK_THROWS_AS(MpiCommunicator(0, 600, {}, int64_t(1) << 31), Error);
 }
 
 TEST_CASE("comm.backend: auto picks nccl only with CUDA, a device and device buffers", "[comm]") {

@@ -74,13 +74,12 @@ TEST_CASE("link: an emulated all-gather takes at least the closed form", "[link]
   if (!four_ranks()) return;
   const double gbps = 0.1, latency_us = 1000;
   const int64_t n = 31250;  // floats: 125 kB per member, 10 ms per hop at 0.1 Gbit/s
-  auto comm = test::MpiBackend::make();
+  auto comm = test::MpiBackend::make(600, EmulatedLinks(LinkEmulator(gbps, latency_us), LinkEmulator()));
   Topology t(2);
   Group world = Group::world(t);
   std::vector<float> mine(size_t(n), float(world.rank())), all(size_t(4 * n));
   const double closed = 3 * (latency_us * 1e-6 + 8.0 * 4 * double(n) / (gbps * 1e9));
 
-  comm->set_links(LinkEmulator(gbps, latency_us), LinkEmulator());
   ZCHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
   const auto t0 = std::chrono::steady_clock::now();
   comm->allgather(world, mine.data(), all.data(), n, DType::F32, Purpose::Other, "link");
@@ -98,11 +97,10 @@ TEST_CASE("link: the intra-node link delays hops inside the node", "[link]") {
   if (!four_ranks()) return;
   const double gbps = 0.1, latency_us = 500;
   const int64_t n = 31250;  // 125 kB: 10 ms at 0.1 Gbit/s
-  auto comm = test::MpiBackend::make();
+  auto comm = test::MpiBackend::make(600, EmulatedLinks(LinkEmulator(), LinkEmulator(gbps, latency_us)));
   Topology t(2);
   Group node = Group::node(t);
   std::vector<float> mine(size_t(n), 1.0f), both(size_t(2 * n));
-  comm->set_links(LinkEmulator(), LinkEmulator(gbps, latency_us));
   ZCHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
   const auto t0 = std::chrono::steady_clock::now();
   comm->allgather(node, mine.data(), both.data(), n, DType::F32, Purpose::Other, "link");
@@ -125,11 +123,10 @@ TEST_CASE("link: a nonblocking emulated transfer overlaps the caller's compute",
   const double gbps = 0.1, latency_us = 1000;
   const int64_t n = 31250;  // 125 kB per member: 10 ms per hop at 0.1 Gbit/s
   const double closed = 3 * (latency_us * 1e-6 + 8.0 * 4 * double(n) / (gbps * 1e9));  // 33 ms
-  auto comm = test::MpiBackend::make();
+  auto comm = test::MpiBackend::make(600, EmulatedLinks(LinkEmulator(gbps, latency_us), LinkEmulator()));
   Topology t(2);
   Group world = Group::world(t);
   std::vector<float> mine(size_t(n), float(world.rank())), all(size_t(4 * n));
-  comm->set_links(LinkEmulator(gbps, latency_us), LinkEmulator());
   ZCHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
   comm->counters().reset();
   auto t0 = Clock::now();

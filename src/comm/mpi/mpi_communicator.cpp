@@ -52,7 +52,7 @@ struct Op : Request::State {
   void send(int member, const void* data, int64_t bytes) {
     mpi.count_sent(g, member, kind, purpose, bytes, counted_in);
     // Emulated links: the hop completes no earlier than the link has served this message.
-    const auto t = mpi.emulated_arrival(!g.same_node(member), bytes);
+    const auto t = mpi.links().arrival(!g.same_node(member), bytes);
     if (t > link_free) link_free = t;
     for_each_piece(bytes, [&](int64_t off, int len) {
       reqs.emplace_back();
@@ -219,8 +219,9 @@ std::unique_ptr<Request::State> launch(std::unique_ptr<Op> op) {
 
 }  // namespace
 
-MpiCommunicator::MpiCommunicator(int world_rank, double timeout_s, int64_t max_message_bytes)
-    : Communicator(world_rank, timeout_s), max_message_bytes_(max_message_bytes) {
+MpiCommunicator::MpiCommunicator(int world_rank, double timeout_s, EmulatedLinks links,
+                                 int64_t max_message_bytes)
+    : Communicator(world_rank, timeout_s), links_(links), max_message_bytes_(max_message_bytes) {
   if (max_message_bytes_ < 1 || max_message_bytes_ > INT32_MAX)
     throw Error("communicator: max_message_bytes must be in [1, INT_MAX], got " +
                 std::to_string(max_message_bytes));

@@ -41,16 +41,18 @@
 #include <vector>
 
 #include "src/comm/communicator.hpp"
+#include "src/comm/link_emulator.hpp"
 
 namespace zeropp {
 
 class MpiCommunicator final : public Communicator {
  public:
-  explicit MpiCommunicator(int world_rank, double timeout_s = 600,
+  explicit MpiCommunicator(int world_rank, double timeout_s = 600, EmulatedLinks links = {},
                            int64_t max_message_bytes = int64_t(1) << 30);
 
   const char* backend() const override { return "mpi"; }
   int64_t max_message_bytes() const { return max_message_bytes_; }
+  EmulatedLinks& links() { return links_; }
 
   // Scratch for in-flight collectives, reused across calls: a buffer of at
   // least `bytes` (contents undefined), and its return to the pool.
@@ -61,6 +63,7 @@ class MpiCommunicator final : public Communicator {
   std::unique_ptr<Request::State> post(Group& g, const Collective& c) override;
 
  private:
+  EmulatedLinks links_;
   int64_t max_message_bytes_;
   std::vector<std::vector<char>> scratch_;
 };

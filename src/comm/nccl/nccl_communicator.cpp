@@ -67,7 +67,8 @@ struct NcclState : Request::State {
 
 }  // namespace
 
-NcclCommunicator::NcclCommunicator(int world_rank, double timeout_s) : Communicator(world_rank, timeout_s) {
+NcclCommunicator::NcclCommunicator(int world_rank, double timeout_s, EmulatedLinks links)
+    : Communicator(world_rank, timeout_s), links_(links) {
   ZCHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   ZCHECK_CUDA(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
 }
@@ -80,18 +81,16 @@ NcclCommunicator::~NcclCommunicator() {
   if (stream_) cudaStreamDestroy(stream_);
 }
 
-// The communication stream waits for the inputs' producers (the compute stream);
-// returns the inter-node bytes counted so far, for the emulated link.
-int64_t NcclCommunicator::begin(Kind kind, Purpose purpose) {
+// The communication stream waits for the inputs' producers (the compute stream).
+void NcclCommunicator::begin() {
   ZCHECK_CUDA(cudaEventRecord(ready_, compute_stream()));
   ZCHECK_CUDA(cudaStreamWaitEvent(stream_, ready_, 0));
-  return counters().at(kind, purpose).inter;
+  inter_bytes_ = 0;
 }
 
-std::unique_ptr<Request::State> NcclCommunicator::finish(Kind kind, Purpose purpose, const std::string& label,
-                                                         int64_t inter_before) {
-  auto s = std::make_unique<NcclState>(*this, kind, purpose, label,
-                                       emulated_link_time(counters().at(kind, purpose).inter - inter_before));
+std::unique_ptr<Request::State> NcclCommunicator::finish(Kind kind, Purpose purpose,
+                                                         const std::string& label) {
+  auto s = std::make_unique<NcclState>(*this, kind, purpose, label, links_.inter_time(inter_bytes_));
   ZCHECK_CUDA(cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming));
   ZCHECK_CUDA(cudaEventRecord(s->done, stream_));
   return s;
@@ -100,7 +99,12 @@ std::unique_ptr<Request::State> NcclCommunicator::finish(Kind kind, Purpose purp
 // p-1 hops to member i+1: the ring all-gather / reduce-scatter of the MPI backend.
 void NcclCommunicator::account_ring(const Group& g, Kind kind, Purpose purpose, int64_t bytes_per_hop) {
   const int p = g.size();
-  if (p > 1) count_sent(g, mod(g.rank() + 1, p), kind, purpose, int64_t(p - 1) * bytes_per_hop);
+  if (p > 1) sent(g, mod(g.rank() + 1, p), kind, purpose, int64_t(p - 1) * bytes_per_hop);
+}
+
+void NcclCommunicator::sent(const Group& g, int to, Kind kind, Purpose purpose, int64_t bytes) {
+  count_sent(g, to, kind, purpose, bytes);
+  if (!g.same_node(to)) inter_bytes_ += bytes;
 }
 
 // Stream-ordered scratch: growing it never syncs the host.
@@ -114,7 +118,7 @@ void* NcclCommunicator::scratch(int slot, size_t bytes) {
 }
 
 std::unique_ptr<Request::State> NcclCommunicator::post(Group& g, const Collective& c) {
-  const int64_t inter0 = begin(c.kind, c.purpose);
+  begin();
   const int p = g.size(), r = g.rank();
   switch (c.kind) {
     case Kind::AllGather:
@@ -128,7 +132,7 @@ std::unique_ptr<Request::State> NcclCommunicator::post(Group& g, const Collectiv
       break;
     case Kind::AllToAll:
       enqueue_alltoall(g, c);
-      for (int k = 0; k < p - 1; ++k) count_sent(g, mod(r + k + 1, p), c.kind, c.purpose, c.bytes);
+      for (int k = 0; k < p - 1; ++k) sent(g, mod(r + k + 1, p), c.kind, c.purpose, c.bytes);
       break;
     case Kind::AllReduce:
       if (c.f64)
@@ -142,10 +146,10 @@ std::unique_ptr<Request::State> NcclCommunicator::post(Group& g, const Collectiv
         ZCHECK_NCCL(ncclBroadcast(c.out, c.out, size_t(c.bytes), ncclUint8, c.root, nccl_comm(g), stream_));
       if (r == c.root)
         for (int m = 0; m < p; ++m)
-          if (m != c.root) count_sent(g, m, c.kind, c.purpose, c.bytes);
+          if (m != c.root) sent(g, m, c.kind, c.purpose, c.bytes);
       break;
   }
-  return finish(c.kind, c.purpose, c.label, inter0);
+  return finish(c.kind, c.purpose, c.label);
 }
 
 void NcclCommunicator::enqueue_reduce_scatter(Group& g, const Collective& c) {

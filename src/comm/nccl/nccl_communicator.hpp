@@ -30,8 +30,8 @@
 // Byte accounting: the MPI backend's closed forms (src/comm/mpi/mpi_communicator.hpp),
 // counted when the collective is enqueued. NCCL's own algorithms (trees,
 // NVLS, ...) may put a different number of bytes on particular links, which
-// NCCL does not report. Emulated inter-node bandwidth: a collective completes
-// no earlier than (its inter-node bytes)·8/bandwidth after it was enqueued.
+// NCCL does not report. Emulated links (src/comm/link_emulator.hpp): a collective
+// completes no earlier than the inter-node link has served its inter-node bytes.
 //
 // Buffers are device pointers that must stay valid until the collective has
 // completed. Scratch for reduce-scatter and all-reduce is stream-ordered
@@ -43,12 +43,13 @@
 #include <cstdint>
 
 #include "src/comm/communicator.hpp"
+#include "src/comm/link_emulator.hpp"
 
 namespace zeropp {
 
 class NcclCommunicator final : public Communicator {
  public:
-  explicit NcclCommunicator(int world_rank, double timeout_s = 600);
+  explicit NcclCommunicator(int world_rank, double timeout_s = 600, EmulatedLinks links = {});
   ~NcclCommunicator() override;
 
   const char* backend() const override { return "nccl"; }
@@ -58,9 +59,10 @@ class NcclCommunicator final : public Communicator {
   std::unique_ptr<Request::State> post(Group& g, const Collective& c) override;
 
  private:
-  int64_t begin(Kind kind, Purpose purpose);
-  std::unique_ptr<Request::State> finish(Kind kind, Purpose purpose, const std::string& label,
-                                         int64_t inter_before);
+  void begin();
+  std::unique_ptr<Request::State> finish(Kind kind, Purpose purpose, const std::string& label);
+  // count_sent(), and the collective's inter-node bytes for the emulated link.
+  void sent(const Group& g, int to, Kind kind, Purpose purpose, int64_t bytes);
   void account_ring(const Group& g, Kind kind, Purpose purpose, int64_t bytes_per_hop);
   void* scratch(int slot, size_t bytes);
   // Enqueue the collective's work on the communication stream.
@@ -69,6 +71,8 @@ class NcclCommunicator final : public Communicator {
   template <class T>
   void enqueue_allreduce(Group& g, T* values, int64_t n);
 
+  EmulatedLinks links_;
+  int64_t inter_bytes_ = 0;  // sent across nodes by the collective being posted
   cudaStream_t stream_ = nullptr;
   cudaEvent_t ready_ = nullptr;
   void* scratch_[3] = {nullptr, nullptr, nullptr};
