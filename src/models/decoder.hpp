@@ -20,6 +20,7 @@
 #include "kernels/ops/lm_head_loss.hpp"
 #include "kernels/ops/matmul.hpp"
 #include "src/base/errors.hpp"
+#include "src/models/activation_plan.hpp"
 #include "src/models/decoder_parts.hpp"
 #include "src/models/kv_cache.hpp"
 #include "src/models/model.hpp"
@@ -59,18 +60,7 @@ class Decoder : public Model<T> {
  protected:
   // Buffers for up to B sequences of up to Tmax tokens.
   Decoder(const ModelConfig& cfg, ModelDescription desc, int B, int Tmax)
-      : cfg_(cfg),
-        desc_(std::move(desc)),
-        layout_(desc_.layout),
-        Bmax_(B),
-        Tmax_(Tmax),
-        tokens_("tokens", int64_t(B) * Tmax),
-        targets_("targets", int64_t(B) * Tmax),
-        chunk_rows_(int(lm_head_chunk_rows(int64_t(B) * Tmax, cfg.vocab_size))),
-        logits_("logits", int64_t(chunk_rows_) * cfg.vocab_size),
-        head_grad_("head_grad", int64_t(cfg.vocab_size) * cfg.n_embd),
-        losses_("losses", int64_t(B) * Tmax),
-        loss_weights_dev_("loss_weights", int64_t(B) * Tmax) {}
+      : Decoder(cfg, std::move(desc), B, Tmax, decoder_activation_plan(cfg, B, Tmax)) {}
   // Records B×Tn for backward() and probs() and keeps the tokens (and the
   // targets, when given) in the family's buffers; whether targets were given.
   bool begin_forward(CVec<int32_t> tokens, CVec<int32_t> targets, int B, int Tn) {
@@ -202,6 +192,21 @@ class Decoder : public Model<T> {
     return logits_.bytes() + head_grad_.bytes() + losses_.bytes() + loss_weights_dev_.bytes() +
            tokens_.bytes() + targets_.bytes();
   }
+
+ private:
+  Decoder(const ModelConfig& cfg, ModelDescription desc, int B, int Tmax, const ActivationPlan& own)
+      : cfg_(cfg),
+        desc_(std::move(desc)),
+        layout_(desc_.layout),
+        Bmax_(B),
+        Tmax_(Tmax),
+        tokens_(allocate_one<int32_t>(own, "tokens")),
+        targets_(allocate_one<int32_t>(own, "targets")),
+        chunk_rows_(int(lm_head_chunk_rows(int64_t(B) * Tmax, cfg.vocab_size))),
+        logits_(allocate_one<T>(own, "logits")),
+        head_grad_(allocate_one<T>(own, "head_grad")),
+        losses_(allocate_one<T>(own, "losses")),
+        loss_weights_dev_(allocate_one<T>(own, "loss_weights")) {}
 };
 
 }  // namespace zeropp

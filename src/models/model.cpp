@@ -18,7 +18,7 @@ struct Family {
   ModelDescription (*describe)(const ModelConfig&);
   std::unique_ptr<Model<float>> (*make_float)(const ModelConfig&, int, int);
   std::unique_ptr<Model<double>> (*make_double)(const ModelConfig&, int, int);
-  int64_t (*activation_bytes)(const ModelConfig&, int, int);
+  ActivationPlan (*activation_plan)(const ModelConfig&, int, int);
   std::pair<int, int> (*mlp_widths)(const ModelConfig&);  // the decode scratch's two MLP activations
   double (*flops)(const ModelConfig&, int);
 };
@@ -29,9 +29,9 @@ std::unique_ptr<Model<T>> make(const ModelConfig& m, int B, int Tmax) {
 }
 
 const Family kFamilies[] = {
-    {ModelFamily::Gpt2, gpt2_description, make<GPT, float>, make<GPT, double>, gpt2_activation_bytes,
+    {ModelFamily::Gpt2, gpt2_description, make<GPT, float>, make<GPT, double>, gpt2_activation_plan,
      gpt2_mlp_widths, gpt2_forward_flops_per_token},
-    {ModelFamily::Llama, llama_description, make<Llama, float>, make<Llama, double>, llama_activation_bytes,
+    {ModelFamily::Llama, llama_description, make<Llama, float>, make<Llama, double>, llama_activation_plan,
      llama_mlp_widths, llama_forward_flops_per_token},
 };
 
@@ -90,7 +90,7 @@ std::unique_ptr<Model<double>> make_model<double>(const ModelConfig& m, int B, i
 }
 
 int64_t model_activation_bytes(const ModelConfig& m, int B, int T) {
-  return family(m).activation_bytes(m, B, T);
+  return family(m).activation_plan(m, B, T).bytes(sizeof(float));
 }
 
 int64_t model_decode_bytes(const ModelConfig& m, int B, int Tmax) {

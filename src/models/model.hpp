@@ -153,7 +153,8 @@ class Model {
 ModelDescription describe_model(const ModelConfig& m);
 template <class T>
 std::unique_ptr<Model<T>> make_model(const ModelConfig& m, int B, int Tmax);
-// Bytes activation_bytes() will report for B×T, without allocating them.
+// Bytes activation_bytes() will report for B×T on a Model<float>, from the
+// family's activation plan (src/models/activation_plan.hpp), without allocating them.
 int64_t model_activation_bytes(const ModelConfig& m, int B, int T);
 // Bytes decode_bytes() will report after decode_reset(B) on a Model<float>
 // built for Tmax positions (the KV cache and the decode scratch), and the

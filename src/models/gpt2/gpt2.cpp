@@ -39,38 +39,39 @@ struct GPT<T>::Acts {
 template <class T>
 GPT<T>::GPT(const ModelConfig& cfg, int B, int Tmax)
     : Decoder<T>(cfg, gpt2_description(cfg), B, Tmax), a_(std::make_unique<Acts>()) {
-  const int64_t BT = int64_t(B) * Tmax, C = cfg.n_embd, NH = cfg.n_head;
-  const int64_t att = int64_t(B) * NH * Tmax * Tmax;
-  auto buf = [](const char* name, int64_t n) { return Buffer<T>(name, n); };
+  const ActivationPlan plan = gpt2_activation_plan(cfg, B, Tmax);
+  auto one = [&](const char* name) { return allocate_one<T>(plan, name); };
+  auto copies = [&](const char* name) { return allocate_copies<T>(plan, name); };
   auto& a = *a_;
-  a.encoded = buf("encoded", BT * C);
-  for (int l = 0; l < cfg.n_layer; ++l) a.res3.push_back(buf("res3", BT * C));
-  // With recomputation one set of the block's other activations serves every
-  // block in turn (slot 0), refilled before each block's backward.
-  for (int l = 0; l < decoder::activation_slots(cfg); ++l) {
-    a.ln1.push_back(buf("ln1", BT * C));
-    a.ln1_mean.push_back(buf("ln1_mean", BT));
-    a.ln1_rstd.push_back(buf("ln1_rstd", BT));
-    a.qkv.push_back(buf("qkv", BT * 3 * C));
-    a.atty.push_back(buf("atty", BT * C));
-    a.att.push_back(buf("att", att));
-    a.res2.push_back(buf("res2", BT * C));
-    a.ln2.push_back(buf("ln2", BT * C));
-    a.ln2_mean.push_back(buf("ln2_mean", BT));
-    a.ln2_rstd.push_back(buf("ln2_rstd", BT));
-    a.fch.push_back(buf("fch", BT * 4 * C));
-    a.fch_gelu.push_back(buf("fch_gelu", BT * 4 * C));
-  }
-  a.preatt = buf("preatt", att);
-  a.lnf = buf("lnf", BT * C);
-  a.lnf_mean = buf("lnf_mean", BT);
-  a.lnf_rstd = buf("lnf_rstd", BT);
-  for (Buffer<T>* b : {&a.dres, &a.dC, &a.dlnf}) *b = buf("dC", BT * C);
-  a.dqkv = buf("dqkv", BT * 3 * C);
-  a.dfch = buf("dfch", BT * 4 * C);
-  a.dgelu = buf("dgelu", BT * 4 * C);
-  a.dpreatt = buf("dpreatt", att);
-  a.datt = buf("datt", att);
+  a.encoded = one("encoded");
+  a.res3 = copies("res3");
+  // Per recomputation slot (src/models/gpt2/gpt2_layout.cpp).
+  for (auto [v, name] : {std::pair{&a.ln1, "ln1"},
+                         {&a.ln1_mean, "ln1_mean"},
+                         {&a.ln1_rstd, "ln1_rstd"},
+                         {&a.qkv, "qkv"},
+                         {&a.atty, "atty"},
+                         {&a.att, "att"},
+                         {&a.res2, "res2"},
+                         {&a.ln2, "ln2"},
+                         {&a.ln2_mean, "ln2_mean"},
+                         {&a.ln2_rstd, "ln2_rstd"},
+                         {&a.fch, "fch"},
+                         {&a.fch_gelu, "fch_gelu"}})
+    *v = copies(name);
+  for (auto [b, name] : {std::pair{&a.preatt, "preatt"},
+                         {&a.lnf, "lnf"},
+                         {&a.lnf_mean, "lnf_mean"},
+                         {&a.lnf_rstd, "lnf_rstd"},
+                         {&a.dres, "dres"},
+                         {&a.dC, "dC"},
+                         {&a.dlnf, "dlnf"},
+                         {&a.dqkv, "dqkv"},
+                         {&a.dfch, "dfch"},
+                         {&a.dgelu, "dgelu"},
+                         {&a.dpreatt, "dpreatt"},
+                         {&a.datt, "datt"}})
+    *b = one(name);
 }
 
 template <class T>

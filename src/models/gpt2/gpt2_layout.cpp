@@ -1,6 +1,5 @@
 #include "src/models/gpt2/gpt2_layout.hpp"
 
-#include "kernels/ops/lm_head_loss.hpp"
 #include "src/models/decoder_parts.hpp"
 
 namespace zeropp {
@@ -47,19 +46,30 @@ ModelDescription gpt2_description(const ModelConfig& m) {
 
 std::pair<int, int> gpt2_mlp_widths(const ModelConfig& m) { return {4 * m.n_embd, 4 * m.n_embd}; }
 
-int64_t gpt2_activation_bytes(const ModelConfig& m, int B, int T) {
-  const int64_t BT = int64_t(B) * T, C = m.n_embd, V = m.vocab_size, L = m.n_layer;
+ActivationPlan gpt2_activation_plan(const ModelConfig& m, int B, int T) {
+  const int64_t BT = int64_t(B) * T, C = m.n_embd;
   const int64_t S = decoder::activation_slots(m);  // L, or 1 with recomputation
   const int64_t att = BT * m.n_head * T;           // B·NH·T·T
-  // Per layer res3 (BTC); per slot 15·BTC (ln1, qkv 3, atty, res2, ln2,
-  // fch 4, fch_gelu 4), 4·BT (LayerNorm means and rstds) and att; outside
-  // the layers: encoded, lnf and three dC buffers, dqkv 3, dfch 4, dgelu 4
-  // (16·BTC), lnf mean/rstd, losses and loss weights (4·BT), preatt,
-  // dpreatt, datt, one chunk of the LM head's logits and its weight
-  // gradient (decoder.hpp).
-  const int64_t floats =
-      BT * C * (L + 15 * S + 16) + BT * (4 * S + 4) + att * (S + 3) + lm_head_chunk_rows(BT, V) * V + V * C;
-  return 4 * (floats + 2 * BT);  // + int32 tokens and targets
+  ActivationPlan p = decoder_activation_plan(m, B, T);
+  p.add("encoded", BT * C);          // the residual stream into h.0
+  p.add("res3", BT * C, m.n_layer);  // each block's output, the next one's input
+  // What a block's backward needs, per slot.
+  for (const char* name : {"ln1", "atty", "res2", "ln2"}) p.add(name, BT * C, S);
+  for (const char* name : {"ln1_mean", "ln1_rstd", "ln2_mean", "ln2_rstd"}) p.add(name, BT, S);
+  p.add("qkv", BT * 3 * C, S);
+  p.add("att", att, S);
+  p.add("fch", BT * 4 * C, S);
+  p.add("fch_gelu", BT * 4 * C, S);
+  // Forward scratch, the final LayerNorm, and the backward's scratch: dres the
+  // residual stream's gradient, dC each block's [B,T,C] gradients in turn, dlnf
+  // ln_f's output gradient (written by the forward's LM head).
+  for (const char* name : {"lnf", "dres", "dC", "dlnf"}) p.add(name, BT * C);
+  for (const char* name : {"lnf_mean", "lnf_rstd"}) p.add(name, BT);
+  for (const char* name : {"preatt", "dpreatt", "datt"}) p.add(name, att);
+  p.add("dqkv", BT * 3 * C);
+  p.add("dfch", BT * 4 * C);
+  p.add("dgelu", BT * 4 * C);
+  return p;
 }
 
 double gpt2_forward_flops_per_token(const ModelConfig& m, int seq_len) {

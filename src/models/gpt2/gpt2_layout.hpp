@@ -8,6 +8,7 @@
 
 #include <utility>
 
+#include "src/models/activation_plan.hpp"
 #include "src/models/model.hpp"
 
 namespace zeropp {
@@ -21,14 +22,14 @@ using namespace decoder_units;  // kEmbeddings, block_unit, final_norm_unit
 enum BlockParam { LN1W, LN1B, ATTNW, ATTNB, APROJW, APROJB, LN2W, LN2B, FCW, FCB, MPROJW, MPROJB };
 }  // namespace gpt2
 
-// What GPT<float>(m, B, T).activation_bytes() reports.
-int64_t gpt2_activation_bytes(const ModelConfig& m, int B, int T);
+// The buffers GPT<T>(m, B, T) allocates (src/models/activation_plan.hpp).
+ActivationPlan gpt2_activation_plan(const ModelConfig& m, int B, int T);
 
 // The widths of the MLP's two activations per token (fc and its GELU: 4C each).
 std::pair<int, int> gpt2_mlp_widths(const ModelConfig& m);
 
-// The matmuls with weights, the LM head and attention's two T×T products,
-// as in PaLM's appendix B.
+// The matmuls with weights, the LM head and attention's two T×T products
+// (2 FLOPs per multiply-add).
 double gpt2_forward_flops_per_token(const ModelConfig& m, int seq_len);
 
 }  // namespace zeropp

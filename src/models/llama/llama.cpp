@@ -49,38 +49,39 @@ Llama<T>::Llama(const ModelConfig& cfg, int B, int Tmax)
     : Decoder<T>(cfg, llama_description(cfg), B, Tmax),
       F_(llama::ffn_hidden(cfg)),
       a_(std::make_unique<Acts>()) {
-  const int64_t BT = int64_t(B) * Tmax, C = cfg.n_embd, NH = cfg.n_head, F = F_;
-  const int64_t att = int64_t(B) * NH * Tmax * Tmax;
-  auto buf = [](const char* name, int64_t n) { return Buffer<T>(name, n); };
+  const ActivationPlan plan = llama_activation_plan(cfg, B, Tmax);
+  auto one = [&](const char* name) { return allocate_one<T>(plan, name); };
+  auto copies = [&](const char* name) { return allocate_copies<T>(plan, name); };
   auto& a = *a_;
-  a.encoded = buf("encoded", BT * C);
-  for (int l = 0; l < cfg.n_layer; ++l) a.res3.push_back(buf("res3", BT * C));
-  // With recomputation one set of the block's other activations serves every
-  // block in turn (slot 0), refilled before each block's backward.
-  for (int l = 0; l < decoder::activation_slots(cfg); ++l) {
-    a.xn1.push_back(buf("xn1", BT * C));
-    a.rstd1.push_back(buf("rstd1", BT));
-    a.qkv.push_back(buf("qkv", BT * 3 * C));
-    a.qkvr.push_back(buf("qkv_rope", BT * 3 * C));
-    a.atty.push_back(buf("atty", BT * C));
-    a.att.push_back(buf("att", att));
-    a.res2.push_back(buf("res2", BT * C));
-    a.xn2.push_back(buf("xn2", BT * C));
-    a.rstd2.push_back(buf("rstd2", BT));
-    a.h.push_back(buf("h", BT * 2 * F));
-    a.g.push_back(buf("g", BT * F));
-  }
-  a.preatt = buf("preatt", att);
-  a.scratchC = buf("scratchC", BT * C);
-  a.xnf = buf("xnf", BT * C);
-  a.rstdf = buf("rstdf", BT);
-  for (Buffer<T>* b : {&a.dres, &a.dC, &a.dxnf}) *b = buf("dC", BT * C);
-  a.dqkv = buf("dqkv", BT * 3 * C);
-  a.dqkvr = buf("dqkv_rope", BT * 3 * C);
-  a.dh = buf("dh", BT * 2 * F);
-  a.dg = buf("dg", BT * F);
-  a.dpreatt = buf("dpreatt", att);
-  a.datt = buf("datt", att);
+  a.encoded = one("encoded");
+  a.res3 = copies("res3");
+  // Per recomputation slot (src/models/llama/llama_layout.cpp).
+  for (auto [v, name] : {std::pair{&a.xn1, "xn1"},
+                         {&a.rstd1, "rstd1"},
+                         {&a.qkv, "qkv"},
+                         {&a.qkvr, "qkv_rope"},
+                         {&a.atty, "atty"},
+                         {&a.att, "att"},
+                         {&a.res2, "res2"},
+                         {&a.xn2, "xn2"},
+                         {&a.rstd2, "rstd2"},
+                         {&a.h, "h"},
+                         {&a.g, "g"}})
+    *v = copies(name);
+  for (auto [b, name] : {std::pair{&a.preatt, "preatt"},
+                         {&a.scratchC, "scratchC"},
+                         {&a.xnf, "xnf"},
+                         {&a.rstdf, "rstdf"},
+                         {&a.dres, "dres"},
+                         {&a.dC, "dC"},
+                         {&a.dxnf, "dxnf"},
+                         {&a.dqkv, "dqkv"},
+                         {&a.dqkvr, "dqkv_rope"},
+                         {&a.dh, "dh"},
+                         {&a.dg, "dg"},
+                         {&a.dpreatt, "dpreatt"},
+                         {&a.datt, "datt"}})
+    *b = one(name);
 }
 
 template <class T>

@@ -1,6 +1,5 @@
 #include "src/models/llama/llama_layout.hpp"
 
-#include "kernels/ops/lm_head_loss.hpp"
 #include "src/models/decoder_parts.hpp"
 
 namespace zeropp {
@@ -44,19 +43,30 @@ std::pair<int, int> llama_mlp_widths(const ModelConfig& m) {
   return {2 * llama::ffn_hidden(m), llama::ffn_hidden(m)};
 }
 
-int64_t llama_activation_bytes(const ModelConfig& m, int B, int T) {
-  const int64_t BT = int64_t(B) * T, C = m.n_embd, V = m.vocab_size, L = m.n_layer, F = llama::ffn_hidden(m);
+ActivationPlan llama_activation_plan(const ModelConfig& m, int B, int T) {
+  const int64_t BT = int64_t(B) * T, C = m.n_embd, F = llama::ffn_hidden(m);
   const int64_t S = decoder::activation_slots(m);  // L, or 1 with recomputation
   const int64_t att = BT * m.n_head * T;           // B·NH·T·T
-  // Per layer res3 (BTC); per slot: xn1, qkv 3, qkv_rope 3, atty, res2,
-  // xn2 (10·BTC), h 2F and g F, two rstds (2·BT) and att. Outside: encoded,
-  // scratchC, xnf and three dC buffers (6·BTC), dqkv and dqkv_rope (6·BTC),
-  // dh 2F, dg F, rstd_f, losses and loss weights (3·BT), preatt, dpreatt,
-  // datt, one chunk of the LM head's logits and its weight gradient
-  // (decoder.hpp).
-  const int64_t floats = BT * C * (L + 10 * S + 12) + BT * F * (3 * S + 3) + BT * (2 * S + 3) +
-                         att * (S + 3) + lm_head_chunk_rows(BT, V) * V + V * C;
-  return 4 * (floats + 2 * BT);  // + int32 tokens and targets
+  ActivationPlan p = decoder_activation_plan(m, B, T);
+  p.add("encoded", BT * C);          // the residual stream into layers.0
+  p.add("res3", BT * C, m.n_layer);  // each block's output, the next one's input
+  // What a block's backward needs, per slot.
+  for (const char* name : {"xn1", "atty", "res2", "xn2"}) p.add(name, BT * C, S);
+  for (const char* name : {"rstd1", "rstd2"}) p.add(name, BT, S);
+  for (const char* name : {"qkv", "qkv_rope"}) p.add(name, BT * 3 * C, S);
+  p.add("att", att, S);
+  p.add("h", BT * 2 * F, S);  // gate and up
+  p.add("g", BT * F, S);      // SwiGLU
+  // Forward scratch, the final norm, and the backward's scratch: dres the
+  // residual stream's gradient, dC each block's [B,T,C] gradients in turn, dxnf
+  // the final norm's output gradient (written by the forward's LM head).
+  for (const char* name : {"scratchC", "xnf", "dres", "dC", "dxnf"}) p.add(name, BT * C);
+  p.add("rstdf", BT);
+  for (const char* name : {"preatt", "dpreatt", "datt"}) p.add(name, att);
+  for (const char* name : {"dqkv", "dqkv_rope"}) p.add(name, BT * 3 * C);
+  p.add("dh", BT * 2 * F);
+  p.add("dg", BT * F);
+  return p;
 }
 
 double llama_forward_flops_per_token(const ModelConfig& m, int seq_len) {

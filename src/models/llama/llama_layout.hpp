@@ -10,6 +10,7 @@
 
 #include <utility>
 
+#include "src/models/activation_plan.hpp"
 #include "src/models/model.hpp"
 
 namespace zeropp {
@@ -26,8 +27,8 @@ inline int head_unit(const ModelConfig& m) { return m.n_layer + 2; }
 inline int ffn_hidden(const ModelConfig& m) { return m.ffn_hidden > 0 ? m.ffn_hidden : 4 * m.n_embd; }
 }  // namespace llama
 
-// What Llama<float>(m, B, T).activation_bytes() reports.
-int64_t llama_activation_bytes(const ModelConfig& m, int B, int T);
+// The buffers Llama<T>(m, B, T) allocates (src/models/activation_plan.hpp).
+ActivationPlan llama_activation_plan(const ModelConfig& m, int B, int T);
 
 // The widths of the MLP's two activations per token (gate|up 2F, SwiGLU F).
 std::pair<int, int> llama_mlp_widths(const ModelConfig& m);
