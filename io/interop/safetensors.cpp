@@ -57,9 +57,10 @@ const SafetensorsEntry* SafetensorsHeader::find(const std::string& name) const {
   return nullptr;
 }
 
-SafetensorsHeader parse_safetensors_header(const std::string& text, uint64_t data_bytes,
-                                           const std::string& where) {
-  // Duplicate keys would silently replace each other: refused while parsing.
+namespace {
+
+// Duplicate keys would silently replace each other: refused while parsing.
+json parse_without_duplicates(const std::string& text, const std::string& where) {
   std::vector<std::set<std::string>> keys_at_depth;
   std::string duplicate;
   const json::parser_callback_t no_duplicates = [&](int depth, json::parse_event_t event, json& parsed) {
@@ -81,54 +82,50 @@ SafetensorsHeader parse_safetensors_header(const std::string& text, uint64_t dat
   }
   if (!duplicate.empty()) throw Error(where + ": header: key '" + duplicate + "' appears twice");
   if (!j.is_object()) throw Error(where + ": header is not a JSON object");
+  return j;
+}
 
-  SafetensorsHeader h;
-  for (const auto& [name, v] : j.items()) {
-    const std::string what = where + ": tensor '" + name + "'";
-    if (name == "__metadata__") {
-      if (!v.is_object()) throw Error(where + ": __metadata__ is not an object");
-      for (const auto& [k, s] : v.items()) {
-        if (!s.is_string()) throw Error(where + ": __metadata__ '" + k + "' is not a string");
-        h.metadata[k] = s.get<std::string>();
-      }
-      continue;
-    }
-    if (!v.is_object()) throw Error(what + " is not an object");
-    for (const auto& [k, unused] : v.items())
-      if (k != "dtype" && k != "shape" && k != "data_offsets")
-        throw Error(what + ": unknown key '" + k + "'");
-    if (!v.contains("dtype") || !v.contains("shape") || !v.contains("data_offsets"))
-      throw Error(what + ": needs dtype, shape and data_offsets");
-    SafetensorsEntry e;
-    e.name = name;
-    if (!v["dtype"].is_string()) throw Error(what + ": dtype is not a string");
-    e.dtype = v["dtype"].get<std::string>();
-    const int esize = dtype_bytes(e.dtype);
-    if (esize == 0) throw Error(what + ": unknown dtype '" + e.dtype + "'");
-    uint64_t numel = 1;
-    for (uint64_t d : uint_array(v["shape"], uint64_t(kMaxDim), what + ": shape")) {
-      e.shape.push_back(int64_t(d));
-      numel = d == 0 ? 0 : numel > uint64_t(kMaxDim) / d ? uint64_t(kMaxDim) + 1 : numel * d;
-    }
-    if (numel > uint64_t(kMaxDim)) throw Error(what + ": shape has too many elements");
-    const auto off = uint_array(v["data_offsets"], data_bytes, what + ": data_offsets");
-    if (off.size() != 2 || off[0] > off[1])
-      throw Error(what + ": data_offsets must be [begin, end] with begin <= end within the " +
-                  std::to_string(data_bytes) + " data bytes");
-    e.begin = off[0];
-    e.end = off[1];
-    if (e.end - e.begin != numel * uint64_t(esize))
-      throw Error(what + ": data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
-                  ") hold " + std::to_string(e.end - e.begin) + " bytes; " + e.dtype +
-                  " of this shape needs " + std::to_string(numel * uint64_t(esize)));
-    h.tensors.push_back(std::move(e));
+// One tensor's entry, checked against its dtype, shape and the data section.
+SafetensorsEntry parse_entry(const std::string& name, const json& v, uint64_t data_bytes,
+                             const std::string& where) {
+  const std::string what = where + ": tensor '" + name + "'";
+  if (!v.is_object()) throw Error(what + " is not an object");
+  for (const auto& [k, unused] : v.items())
+    if (k != "dtype" && k != "shape" && k != "data_offsets") throw Error(what + ": unknown key '" + k + "'");
+  if (!v.contains("dtype") || !v.contains("shape") || !v.contains("data_offsets"))
+    throw Error(what + ": needs dtype, shape and data_offsets");
+  SafetensorsEntry e;
+  e.name = name;
+  if (!v["dtype"].is_string()) throw Error(what + ": dtype is not a string");
+  e.dtype = v["dtype"].get<std::string>();
+  const int esize = dtype_bytes(e.dtype);
+  if (esize == 0) throw Error(what + ": unknown dtype '" + e.dtype + "'");
+  uint64_t numel = 1;
+  for (uint64_t d : uint_array(v["shape"], uint64_t(kMaxDim), what + ": shape")) {
+    e.shape.push_back(int64_t(d));
+    numel = d == 0 ? 0 : numel > uint64_t(kMaxDim) / d ? uint64_t(kMaxDim) + 1 : numel * d;
   }
-  // The tensors must tile the data section: no overlap, no hole, nothing after.
-  std::sort(h.tensors.begin(), h.tensors.end(), [](const SafetensorsEntry& a, const SafetensorsEntry& b) {
+  if (numel > uint64_t(kMaxDim)) throw Error(what + ": shape has too many elements");
+  const auto off = uint_array(v["data_offsets"], data_bytes, what + ": data_offsets");
+  if (off.size() != 2 || off[0] > off[1])
+    throw Error(what + ": data_offsets must be [begin, end] with begin <= end within the " +
+                std::to_string(data_bytes) + " data bytes");
+  e.begin = off[0];
+  e.end = off[1];
+  if (e.end - e.begin != numel * uint64_t(esize))
+    throw Error(what + ": data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
+                ") hold " + std::to_string(e.end - e.begin) + " bytes; " + e.dtype + " of this shape needs " +
+                std::to_string(numel * uint64_t(esize)));
+  return e;
+}
+
+// The tensors must tile the data section: no overlap, no hole, nothing after. Sorts them by offset.
+void check_tiling(std::vector<SafetensorsEntry>& tensors, uint64_t data_bytes, const std::string& where) {
+  std::sort(tensors.begin(), tensors.end(), [](const SafetensorsEntry& a, const SafetensorsEntry& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   });
   uint64_t pos = 0;
-  for (const SafetensorsEntry& e : h.tensors) {
+  for (const SafetensorsEntry& e : tensors) {
     if (e.begin != pos)
       throw Error(where + ": tensor '" + e.name + "' starts at data byte " + std::to_string(e.begin) +
                   ", expected " + std::to_string(pos) + " (tensors overlap or leave a hole)");
@@ -137,6 +134,26 @@ SafetensorsHeader parse_safetensors_header(const std::string& text, uint64_t dat
   if (pos != data_bytes)
     throw Error(where + ": the tensors end at data byte " + std::to_string(pos) + " but the file holds " +
                 std::to_string(data_bytes));
+}
+
+}  // namespace
+
+SafetensorsHeader parse_safetensors_header(const std::string& text, uint64_t data_bytes,
+                                           const std::string& where) {
+  const json j = parse_without_duplicates(text, where);
+  SafetensorsHeader h;
+  for (const auto& [name, v] : j.items()) {
+    if (name != "__metadata__") {
+      h.tensors.push_back(parse_entry(name, v, data_bytes, where));
+      continue;
+    }
+    if (!v.is_object()) throw Error(where + ": __metadata__ is not an object");
+    for (const auto& [k, s] : v.items()) {
+      if (!s.is_string()) throw Error(where + ": __metadata__ '" + k + "' is not a string");
+      h.metadata[k] = s.get<std::string>();
+    }
+  }
+  check_tiling(h.tensors, data_bytes, where);
   return h;
 }
 
