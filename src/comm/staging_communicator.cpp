@@ -32,6 +32,9 @@ class Staged final : public Request::State {
     release();
     return true;
   }
+  // The host collective's, so that the watchdog names the ranks it waits for.
+  int progress() const override { return host_.progress(); }
+  std::vector<int> waiting_for() const override { return host_.waiting_for(); }
 
  private:
   void release() {

@@ -337,4 +337,18 @@ TEMPLATE_TEST_CASE("watchdog aborts a stalled collective with one line", "[.watc
   FAIL("the stalled collective completed");
 }
 
+// Run by the ctest entries *_watchdog_gather (2 ranks, each its own node): rank 1 stalls
+// before its all-gather, so rank 0's line must name it as the rank it waits for.
+TEMPLATE_TEST_CASE("watchdog names the rank a stalled all-gather waits for", "[.watchdog-gather]",
+                   ZEROPP_COMM_BACKEND) {
+  ZEROPP_SKIP_UNUSABLE_BACKEND();
+  Topology t(1);
+  auto comm = with_stall(TestType::make(1.0), t.rank, 1.0, 1, 3);
+  Group g = Group::world(t);
+  typename TestType::template Buffer<float> mine(std::vector<float>{1.0f}), all(std::vector<float>(2));
+  comm->set_step(3);
+  comm->allgather(g, mine.data(), all.data(), 1, DType::F32, Purpose::Other, "h.3");
+  FAIL("the stalled collective completed");
+}
+
 }  // namespace zeropp::test
