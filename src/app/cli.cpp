@@ -5,9 +5,16 @@
 #include "src/app/command.hpp"
 #include "src/base/errors.hpp"
 #include "src/base/logging.hpp"
+#include "src/comm/topology.hpp"
 #include "src/run/build_info.hpp"
 
 namespace zeropp {
+
+namespace {
+// How long ranks that raised an Error outside agree_on_error wait for the others to
+// raise one too: errors that every rank checks alike arrive together.
+constexpr double kUnagreedErrorWait_s = 10;
+}  // namespace
 
 int run_cli(int argc, char** argv) {
   const bool root = world_rank() <= 0;
@@ -23,6 +30,10 @@ int run_cli(int argc, char** argv) {
   add_bench_command(app, commands);
   add_help_command(app, commands);
 
+  // Where ranks that raised an Error outside agree_on_error meet (below).
+  MPI_Comm errors = MPI_COMM_NULL;
+  ZCHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &errors));
+  const UniqueComm owned(errors);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -38,7 +49,9 @@ int run_cli(int argc, char** argv) {
     if (e.reporter) print_error(e.line());
     return kExitError;
   } catch (const Error& e) {
-    // Outside agree_on_error an Error comes from what every rank checks alike.
+    // Outside agree_on_error an Error comes from what every rank checks alike, and rank
+    // 0's line says it; unless some rank does not get here, when it is this rank's alone.
+    if (!every_rank_raised(errors, kUnagreedErrorWait_s)) abort_on_this_rank(e.what());
     if (root) print_error(e.what());
     return kExitError;
   } catch (const std::exception& e) {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -84,6 +85,20 @@ void agree_on_error(MPI_Comm comm, const std::optional<std::string>& error) {
   if (rank == first) std::memcpy(msg.data(), error->data(), size_t(len));
   ZCHECK_MPI(MPI_Bcast(msg.data(), len, MPI_CHAR, first, comm));
   throw AgreedError(std::string(msg.data(), size_t(len)), first, rank == first);
+}
+
+bool every_rank_raised(MPI_Comm comm, double timeout_s) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  ZCHECK_MPI(MPI_Ibarrier(comm, &r));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    int done = 0;
+    ZCHECK_MPI(MPI_Test(&r, &done, MPI_STATUS_IGNORE));
+    if (done) return true;
+    // The barrier stays open: a rank that answers false ends the job.
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    usleep(1000);
+  }
 }
 
 }  // namespace zeropp

@@ -62,6 +62,13 @@ int world_rank();
 // throws AgreedError with the message of the lowest failing rank.
 void agree_on_error(MPI_Comm comm, const std::optional<std::string>& error);
 
+// For an Error raised outside agree_on_error, on `comm` (one no other
+// collective uses): true when every rank of comm reaches this call within
+// timeout_s, so the error is one all ranks check alike and one rank's line
+// says it; false when some rank does not (the error is this rank's alone, or
+// the others are stuck), so this rank must say it and end the job.
+bool every_rank_raised(MPI_Comm comm, double timeout_s);
+
 // Runs f() on every rank and calls agree_on_error with what it threw.
 template <class F>
 auto collectively(MPI_Comm comm, F&& f) {
