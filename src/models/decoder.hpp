@@ -202,7 +202,7 @@ class Decoder : public Model<T> {
         Tmax_(Tmax),
         tokens_(allocate_one<int32_t>(own, "tokens")),
         targets_(allocate_one<int32_t>(own, "targets")),
-        chunk_rows_(int(lm_head_chunk_rows(int64_t(B) * Tmax, cfg.vocab_size))),
+        chunk_rows_(int(own.at("logits").elements / cfg.vocab_size)),
         logits_(allocate_one<T>(own, "logits")),
         head_grad_(allocate_one<T>(own, "head_grad")),
         losses_(allocate_one<T>(own, "losses")),
